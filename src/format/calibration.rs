@@ -1,0 +1,49 @@
+//! The judge calibration set (`evals/calibration/judge-calibration.json`):
+//! judge verdicts recorded during a sweep, each with a human YES/NO label.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationFile {
+    pub version: u32,
+    pub generated_at: String,
+    pub source: CalibrationSource,
+    pub tuples: Vec<CalibrationTuple>,
+}
+
+/// The sweep the tuples were extracted from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationSource {
+    pub run_id: Option<String>,
+    pub git_sha: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationTuple {
+    /// `<task_id>::<run number from 1>::<matcher index from 0>`.
+    pub id: String,
+    pub task_id: String,
+    pub user_message: String,
+    pub criteria: String,
+    pub response: String,
+    pub automated_verdict: bool,
+    /// Set when the recorded judge did not really judge (no key, API error).
+    pub judge_error: Option<String>,
+    pub human_label: Option<HumanLabel>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HumanLabel {
+    #[serde(rename = "YES")]
+    Yes,
+    #[serde(rename = "NO")]
+    No,
+}
+
+impl HumanLabel {
+    pub fn is_yes(self) -> bool {
+        self == HumanLabel::Yes
+    }
+}

@@ -1,0 +1,247 @@
+//! The result file (`evals/results/<run-id>.json`), which is also the baseline
+//! file (`evals/baselines/<provider>-<model>.json`): the exact shape the
+//! reference harness writes, field order included, so that a loaded file
+//! re-serializes byte for byte (see `jsnum::to_json_bytes`).
+//!
+//! vaultbench's own additions (`interrupted`, `shard`, `task_filter`) are
+//! optional and omitted when unset, so files without them keep that shape.
+
+use std::fmt;
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use super::{OneOrMany, Tier};
+
+/// A sweep's identifier: the ISO-8601 UTC timestamp of its start,
+/// e.g. `2026-05-24T21:42:41.910Z`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(pub String);
+
+impl RunId {
+    /// The UTC date part, `YYYY-MM-DD`, or the whole id when it is shorter.
+    pub fn date(&self) -> &str {
+        self.0.get(..10).unwrap_or(&self.0)
+    }
+
+    /// The id as a file stem: `:` and `.` become `-`, as the reference harness names files.
+    pub fn file_stem(&self) -> String {
+        self.0.replace([':', '.'], "-")
+    }
+}
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultFile {
+    pub run_id: RunId,
+    pub git_sha: String,
+    pub model: String,
+    pub provider: String,
+    /// The sweep was stopped (Ctrl-C, SIGTERM) before every cell ran.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub interrupted: bool,
+    /// `I/N` when this is one slice of a sharded sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// The `--task` prefix when only part of the suite ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_filter: Option<String>,
+    pub tasks: Vec<TaskResult>,
+    pub aggregate: Aggregate,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// One task over its k runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskResult {
+    pub id: String,
+    pub difficulty: Option<Tier>,
+    pub category: Option<String>,
+    pub n_runs: u32,
+    pub passed_count: u32,
+    pub solved_count: u32,
+    pub pass_k: bool,
+    pub solve_k: bool,
+    pub flaky: bool,
+    pub metrics: TaskMetrics,
+    pub runs: Vec<RunRecord>,
+}
+
+/// Means over a task's runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskMetrics {
+    pub turns: f64,
+    pub tool_calls: f64,
+    pub prompt_tokens: f64,
+    pub cached_tokens: f64,
+    /// Null when no run had a cache figure (cacheless providers).
+    pub cache_ratio: Option<f64>,
+    pub output_tokens: f64,
+    pub cost_usd: f64,
+    pub loop_fires: f64,
+    pub duration_ms: f64,
+}
+
+/// One run of one task: its evidence and verdicts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub id: String,
+    pub passed: bool,
+    pub solved: bool,
+    pub response_text: String,
+    pub metrics: RunMetrics,
+    pub errors: Vec<String>,
+    pub solve_details: SolveDetails,
+    #[serde(rename = "timedOut", default, skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<bool>,
+    pub transcript_path: String,
+}
+
+impl RunRecord {
+    /// The run ended on a harness fault (provider unreachable after retries,
+    /// a tool crash), not on the model's behaviour.
+    pub fn has_harness_error(&self) -> bool {
+        !self.errors.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMetrics {
+    /// Model calls made.
+    pub turns: u32,
+    pub tool_calls: u32,
+    /// High-water mark of the prompt size over the run's model calls.
+    pub prompt_tokens: u64,
+    /// Cached part of that largest prompt; null for cacheless providers.
+    pub cached_tokens: Option<u64>,
+    /// `cached_tokens / prompt_tokens`, 3 decimals; null for cacheless providers.
+    pub cache_ratio: Option<f64>,
+    /// Sum over the run's model calls.
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    pub loop_fires: u32,
+    pub duration_ms: u64,
+    /// Tool names in call order.
+    pub tool_list: Vec<String>,
+}
+
+/// The itemized evidence behind `solved`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SolveDetails {
+    pub expected_tools_met: bool,
+    pub forbidden_tools_clean: bool,
+    pub matchers_pass: bool,
+    pub matcher_details: Vec<MatcherDetail>,
+    pub judge_attempted: bool,
+    pub judge_available: bool,
+    pub judge_skipped: bool,
+    pub vault_assertions_pass: bool,
+    pub vault_assertion_details: Vec<AssertionDetail>,
+    pub tool_budget_ok: bool,
+}
+
+impl SolveDetails {
+    /// Every rubric check holds (the run must also have passed to be solved).
+    pub fn all_checks_hold(&self) -> bool {
+        self.expected_tools_met
+            && self.forbidden_tools_clean
+            && self.matchers_pass
+            && self.vault_assertions_pass
+            && self.tool_budget_ok
+    }
+}
+
+/// One output matcher's verdict, with what it checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum MatcherDetail {
+    Contains {
+        value: OneOrMany,
+        verdict: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    Regex {
+        value: OneOrMany,
+        /// Written as null when the matcher had no flags.
+        #[serde(default)]
+        flags: Option<String>,
+        verdict: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    Judge {
+        criteria: String,
+        verdict: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+impl MatcherDetail {
+    pub fn verdict(&self) -> bool {
+        match self {
+            Self::Contains { verdict, .. } | Self::Regex { verdict, .. } | Self::Judge { verdict, .. } => *verdict,
+        }
+    }
+
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::Contains { .. } => "contains",
+            Self::Regex { .. } => "regex",
+            Self::Judge { .. } => "judge",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AssertionDetail {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub path: String,
+    pub ok: bool,
+    pub reason: String,
+}
+
+/// The headline numbers of a result file. Rates are percentages with one
+/// decimal; see `report::aggregate` for how each is computed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Aggregate {
+    pub total_tasks: u32,
+    /// k: runs per task (of the first task).
+    pub n_runs: u32,
+    pub total_runs: u32,
+    pub pass_k_rate: f64,
+    pub solve_k_rate: f64,
+    pub mean_pass_rate: f64,
+    pub mean_solve_rate: f64,
+    pub flaky_task_count: u32,
+    pub mean_turns: f64,
+    pub p95_turns: u32,
+    /// Null when no run had a cache figure.
+    pub mean_cache_ratio: Option<f64>,
+    pub mean_cost_usd: f64,
+    pub total_cost_usd: f64,
+    pub total_loop_fires: u32,
+    /// Keyed by tier (`T1`..`T4`, or `untagged`) in first-seen task order.
+    pub by_difficulty: IndexMap<String, TierSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TierSummary {
+    pub total_tasks: u32,
+    pub solve_k_count: u32,
+    pub solved_cells: u32,
+    pub run_cells: u32,
+    pub solve_k_rate: f64,
+    pub mean_solve_rate: f64,
+}

@@ -1,0 +1,12 @@
+//! vaultbench: agentic evaluation of LLMs working inside a notes vault.
+//!
+//! Data flows one way: task (`suite`) -> run evidence -> verdicts (`score`)
+//! -> task results and aggregate (`report`) -> result file (`format`) ->
+//! baseline -> published table. `main.rs` only parses arguments and prints.
+
+pub mod format;
+pub mod fsio;
+pub mod jsnum;
+pub mod report;
+pub mod score;
+pub mod suite;

@@ -1,0 +1,188 @@
+//! Blessing: promoting a result to the committed baseline of its (provider,
+//! model). A baseline is what the published table shows and what later runs
+//! are checked against, so a result that would mislead is refused: moving
+//! model aliases, interrupted or partial sweeps, runs with harness errors
+//! (unless `--force`), and — never forceable — self-check runs of the
+//! `reference` provider, empty results and results whose aggregate does not
+//! re-derive from their runs.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::format::result::ResultFile;
+use crate::fsio;
+use crate::report::aggregate;
+
+/// `<provider>-<model>.json`, with every character outside `[A-Za-z0-9._-]`
+/// replaced by `-`: model `gemma4:e4b` on ollama gives `ollama-gemma4-e4b.json`.
+pub fn baseline_file_name(provider: &str, model: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' }).collect()
+    };
+    format!("{}-{}.json", clean(provider), clean(model))
+}
+
+/// Whether a model id names a moving target rather than a fixed model.
+pub fn is_moving_alias(model: &str) -> bool {
+    let lower = model.to_ascii_lowercase();
+    lower.ends_with("-latest") || lower.split('-').any(|segment| segment == "preview")
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub reason: String,
+    /// `--force` overrides it.
+    pub forceable: bool,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)?;
+        if !self.forceable {
+            f.write_str(" (cannot be forced)")?;
+        }
+        Ok(())
+    }
+}
+
+/// Every reason not to bless `result`.
+pub fn refusals(result: &ResultFile) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    let mut refuse = |forceable: bool, reason: String| out.push(Refusal { reason, forceable });
+    if result.provider == "reference" {
+        refuse(
+            false,
+            "the reference provider replays known answers: it checks the suite and is never a baseline".into(),
+        );
+    }
+    if result.tasks.is_empty() {
+        refuse(false, "the result has no tasks".into());
+    }
+    let diffs = aggregate::differences(result, &aggregate::rederive(result));
+    if !diffs.is_empty() {
+        refuse(
+            false,
+            format!(
+                "the stored figures do not re-derive from the runs ({} fields differ, first: {}); run `vaultbench report` on it",
+                diffs.len(),
+                diffs[0]
+            ),
+        );
+    }
+    if is_moving_alias(&result.model) {
+        refuse(
+            true,
+            format!("model id `{}` is a moving alias (-latest/-preview): bless a pinned model version", result.model),
+        );
+    }
+    if result.interrupted {
+        refuse(true, "the sweep was interrupted: resume it with `vaultbench run --resume` first".into());
+    }
+    if let Some(shard) = &result.shard {
+        refuse(true, format!("this is shard {shard} of a sweep: join the shards with `vaultbench merge` first"));
+    }
+    if let Some(filter) = &result.task_filter {
+        refuse(true, format!("only tasks matching `{filter}` ran: a baseline needs the whole suite"));
+    }
+    let errored: Vec<String> = result
+        .tasks
+        .iter()
+        .flat_map(|t| {
+            t.runs
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.has_harness_error())
+                .map(move |(i, _)| format!("{}#{}", t.id, i + 1))
+        })
+        .collect();
+    if !errored.is_empty() {
+        let shown: Vec<&str> = errored.iter().take(5).map(String::as_str).collect();
+        refuse(
+            true,
+            format!(
+                "{} runs ended on a harness error ({}{}): rerun them so the baseline measures the model, not the harness",
+                errored.len(),
+                shown.join(", "),
+                if errored.len() > shown.len() { ", ..." } else { "" }
+            ),
+        );
+    }
+    out
+}
+
+/// The newest result file in `results_dir` (run ids sort chronologically).
+pub fn latest_result(results_dir: &Path) -> Result<PathBuf> {
+    let entries = std::fs::read_dir(results_dir)
+        .with_context(|| format!("reading {} (no results yet? run `vaultbench run` first)", results_dir.display()))?;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for entry in entries {
+        let path = entry.with_context(|| format!("reading {}", results_dir.display()))?.path();
+        if path.is_file() && path.extension().is_some_and(|e| e == "json") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files.pop().with_context(|| format!("no result files in {}: run `vaultbench run` first", results_dir.display()))
+}
+
+#[derive(Debug)]
+pub struct Blessed {
+    pub baseline_path: PathBuf,
+    /// The run id of the baseline this replaced, if there was one.
+    pub replaced: Option<String>,
+    /// Refusals overridden by `--force`.
+    pub forced: Vec<Refusal>,
+    pub result: ResultFile,
+}
+
+/// Copy `source` to `<baselines_dir>/<provider>-<model>.json`, atomically and
+/// byte for byte, unless it is refused.
+pub fn bless(source: &Path, baselines_dir: &Path, force: bool) -> Result<Blessed> {
+    let bytes = std::fs::read(source).with_context(|| format!("reading {}", source.display()))?;
+    let text = std::str::from_utf8(&bytes).with_context(|| format!("reading {}: not UTF-8", source.display()))?;
+    let result: ResultFile =
+        fsio::parse_json(text).map_err(|e| anyhow::anyhow!("reading {}: {e}", source.display()))?;
+    let all = refusals(&result);
+    let blocking: Vec<&Refusal> = all.iter().filter(|r| !r.forceable || !force).collect();
+    if !blocking.is_empty() {
+        let list: Vec<String> = blocking.iter().map(|r| format!("  - {r}")).collect();
+        let hint = if blocking.iter().all(|r| r.forceable) { "\n(pass --force to bless anyway)" } else { "" };
+        bail!("refusing to bless {}:\n{}{hint}", source.display(), list.join("\n"));
+    }
+    let baseline_path = baselines_dir.join(baseline_file_name(&result.provider, &result.model));
+    let replaced = if baseline_path.exists() {
+        Some(
+            fsio::read_json::<ResultFile>(&baseline_path)
+                .map(|b| b.run_id.0)
+                .unwrap_or_else(|_| "an unreadable file".to_string()),
+        )
+    } else {
+        None
+    };
+    fsio::write_atomic(&baseline_path, &bytes)?;
+    Ok(Blessed { baseline_path, replaced, forced: all, result })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_replace_unsafe_characters() {
+        assert_eq!(baseline_file_name("ollama", "gemma4:e4b"), "ollama-gemma4-e4b.json");
+        assert_eq!(baseline_file_name("gemini", "gemini-2.5-flash"), "gemini-gemini-2.5-flash.json");
+        assert_eq!(baseline_file_name("openai", "org/Model 7B"), "openai-org-Model-7B.json");
+        assert_eq!(baseline_file_name("openai", "../../etc"), "openai-..-..-etc.json");
+    }
+
+    #[test]
+    fn moving_aliases() {
+        assert!(is_moving_alias("gemini-flash-latest"));
+        assert!(is_moving_alias("gemini-2.5-flash-preview-05-20"));
+        assert!(is_moving_alias("gemini-3-pro-preview"));
+        assert!(!is_moving_alias("gemini-2.5-flash"));
+        assert!(!is_moving_alias("previewer-7b"));
+    }
+}

@@ -1,0 +1,29 @@
+//! Reporting: what happens to scored runs. Task results and the aggregate
+//! (`aggregate`), baseline comparison (`compare`), blessing (`bless`),
+//! offline rescoring (`rescore`), judge calibration (`calibrate`) and the
+//! human summary (`summary`). Reads and writes result files; never runs a model.
+
+pub mod aggregate;
+pub mod bless;
+pub mod calibrate;
+pub mod compare;
+pub mod rescore;
+pub mod summary;
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::format::result::ResultFile;
+use crate::{fsio, jsnum};
+
+/// Read a result or baseline file.
+pub fn load_result(path: &Path) -> Result<ResultFile> {
+    fsio::read_json(path)
+}
+
+/// Write a result file atomically, in the reference harness's layout.
+pub fn write_result(path: &Path, result: &ResultFile) -> Result<()> {
+    let bytes = jsnum::to_json_bytes(result)?;
+    fsio::write_atomic(path, &bytes)
+}

@@ -1,0 +1,163 @@
+//! compare and bless through the real binary, on real files.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn compare_equal_result_has_no_regressions() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = sample_result("ollama", "m1", &[("alpha", &[true, true]), ("beta", &[true, false])]);
+    write_result(&dir.path().join("base.json"), &r);
+    write_result(&dir.path().join("cur.json"), &r);
+    let out = vaultbench(&["compare", "--fail-on-regression", "base.json", "cur.json"], dir.path());
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("No regressions vs baseline."));
+}
+
+#[test]
+fn compare_flags_a_run_flipping_to_unsolved_by_task_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = sample_result("ollama", "m1", &[("alpha", &[true, true]), ("beta", &[true, true])]);
+    let cur = sample_result("ollama", "m1", &[("alpha", &[true, true]), ("beta", &[true, false])]);
+    write_result(&dir.path().join("base.json"), &base);
+    write_result(&dir.path().join("cur.json"), &cur);
+    let out = vaultbench(&["compare", "--fail-on-regression", "base.json", "cur.json"], dir.path());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("beta: REGRESSION solved 2/2 → 1/2"), "{text}");
+    assert!(text.contains("REGRESSIONS FOUND"), "{text}");
+    // Without --fail-on-regression the diff is informational.
+    assert!(vaultbench(&["compare", "base.json", "cur.json"], dir.path()).status.success());
+}
+
+#[test]
+fn compare_reports_an_added_task_without_flagging_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = sample_result("ollama", "m1", &[("alpha", &[true])]);
+    let cur = sample_result("ollama", "m1", &[("alpha", &[true]), ("gamma", &[true])]);
+    write_result(&dir.path().join("base.json"), &base);
+    write_result(&dir.path().join("cur.json"), &cur);
+    let out = vaultbench(&["compare", "--fail-on-regression", "base.json", "cur.json"], dir.path());
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("[NEW] gamma: solved 1/1 (not flagged)"), "{text}");
+    assert!(text.contains("1 added, 0 removed"), "{text}");
+}
+
+#[test]
+fn compare_defaults_to_latest_result_and_its_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = sample_result("ollama", "gemma4:e4b", &[("alpha", &[true])]);
+    write_result(&dir.path().join("evals/results/2026-11-20T10-00-00-000Z.json"), &r);
+    write_result(&dir.path().join("evals/baselines/ollama-gemma4-e4b.json"), &r);
+    let out = vaultbench(&["compare"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("ollama-gemma4-e4b.json"));
+}
+
+#[test]
+fn bless_names_the_file_from_provider_and_model_and_copies_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = sample_result("ollama", "gemma4:e4b", &[("alpha", &[true, true])]);
+    let older = sample_result("ollama", "gemma4:e4b", &[("alpha", &[false, false])]);
+    write_result(&dir.path().join("evals/results/2026-11-19T10-00-00-000Z.json"), &older);
+    write_result(&dir.path().join("evals/results/2026-11-20T10-00-00-000Z.json"), &r);
+    let out = vaultbench(&["bless"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let baseline = dir.path().join("evals/baselines/ollama-gemma4-e4b.json");
+    // The latest result, byte for byte.
+    assert_eq!(
+        std::fs::read(&baseline).unwrap(),
+        std::fs::read(dir.path().join("evals/results/2026-11-20T10-00-00-000Z.json")).unwrap()
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path().join("evals/baselines")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["ollama-gemma4-e4b.json"], "no temporary files are left behind");
+}
+
+#[test]
+fn bless_refuses_a_preview_model_unless_forced_and_keeps_the_old_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("evals/baselines/gemini-gemini-9-flash-preview.json");
+    std::fs::create_dir_all(baseline.parent().unwrap()).unwrap();
+    std::fs::write(&baseline, b"the previous baseline").unwrap();
+    let r = sample_result("gemini", "gemini-9-flash-preview", &[("alpha", &[true])]);
+    write_result(&dir.path().join("r.json"), &r);
+    let out = vaultbench(&["bless", "r.json"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("moving alias"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&baseline).unwrap(), b"the previous baseline");
+    let out = vaultbench(&["bless", "--force", "r.json"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("warning: blessed despite"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&baseline).unwrap(), std::fs::read(dir.path().join("r.json")).unwrap());
+}
+
+#[test]
+fn bless_refuses_partial_interrupted_errored_and_reference_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = sample_result("ollama", "m", &[("alpha", &[true])]);
+    let cases: Vec<(&str, Box<dyn Fn(&mut vaultbench::format::result::ResultFile)>, bool)> = vec![
+        ("interrupted", Box::new(|r| r.interrupted = true), true),
+        ("shard 1/2", Box::new(|r| r.shard = Some("1/2".into())), true),
+        ("only tasks matching", Box::new(|r| r.task_filter = Some("al".into())), true),
+        ("harness error", Box::new(|r| r.tasks[0].runs[0].errors.push("provider: HTTP 503".into())), true),
+        ("reference provider", Box::new(|r| r.provider = "reference".into()), false),
+        ("do not re-derive", Box::new(|r| r.aggregate.solve_k_rate = 12.5), false),
+    ];
+    for (needle, mutate, forceable) in cases {
+        let mut r = base.clone();
+        mutate(&mut r);
+        write_result(&dir.path().join("r.json"), &r);
+        let out = vaultbench(&["bless", "r.json"], dir.path());
+        assert_eq!(out.status.code(), Some(1), "{needle}");
+        assert!(stderr(&out).contains(needle), "{needle}: {}", stderr(&out));
+        let forced = vaultbench(&["bless", "--force", "r.json"], dir.path());
+        assert_eq!(forced.status.success(), forceable, "{needle}: {}", stderr(&forced));
+    }
+}
+
+#[test]
+fn report_fails_when_stored_figures_do_not_rederive() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = sample_result("ollama", "m", &[("alpha", &[true, false])]);
+    r.tasks[0].solved_count = 2;
+    write_result(&dir.path().join("r.json"), &r);
+    let out = vaultbench(&["report", "r.json"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("tasks[alpha].solved_count: stored 2, re-derived 1"), "{}", stderr(&out));
+}
+
+#[test]
+fn rescore_exits_nonzero_on_a_disagreement() {
+    use vaultbench::format::OneOrMany;
+    use vaultbench::format::result::MatcherDetail;
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = sample_result("ollama", "m", &[("alpha", &[true])]);
+    // The response does not contain "zebra", yet the verdict says it does.
+    r.tasks[0].runs[0].solve_details.matcher_details.push(MatcherDetail::Contains {
+        value: OneOrMany::One("zebra".into()),
+        verdict: true,
+        error: None,
+    });
+    write_result(&dir.path().join("r.json"), &r);
+    let out = vaultbench(&["rescore", "r.json"], dir.path());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("contains: 0/1 agree"), "{text}");
+    assert!(text.contains("alpha run 1: contains matcher 1 recorded true but rescores false"), "{text}");
+    assert!(text.contains("alpha run 1: solved recorded true but rescores false"), "{text}");
+}
+
+#[test]
+fn unreadable_input_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.json"), "{\n  \"run_id\": 5\n}").unwrap();
+    let out = vaultbench(&["report", "bad.json"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("bad.json") && err.contains("line 2") && err.contains("run_id"), "{err}");
+    let out = vaultbench(&["report"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "usage errors exit 2");
+}

@@ -1,0 +1,116 @@
+//! Helpers shared by the integration tests: the upstream compatibility corpus
+//! (read in place from ../shared/upstream, never copied) and the CLI binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `../shared/upstream`, or `None` (with the reason printed) when absent, so a
+/// fresh clone without the corpus still passes its own tests.
+pub fn upstream() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/upstream");
+    if dir.join("baselines").is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipping: the upstream corpus is not at {} (it is only present in the development workspace)",
+            dir.display()
+        );
+        None
+    }
+}
+
+pub fn upstream_baselines(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("baselines"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2, "the corpus has two baselines");
+    files
+}
+
+pub fn vaultbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vaultbench"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the vaultbench binary runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+use vaultbench::format::Tier;
+use vaultbench::format::result::{ResultFile, RunId, RunMetrics, RunRecord, SolveDetails};
+use vaultbench::report::aggregate;
+
+/// A run record with plausible metrics; `solved` implies `passed`.
+pub fn run_record(task: &str, passed: bool, solved: bool) -> RunRecord {
+    RunRecord {
+        id: task.to_string(),
+        passed,
+        solved,
+        response_text: format!("answer for {task}"),
+        metrics: RunMetrics {
+            turns: 3,
+            tool_calls: 2,
+            prompt_tokens: 1800,
+            cached_tokens: None,
+            cache_ratio: None,
+            output_tokens: 120,
+            cost_usd: 0.0,
+            loop_fires: 0,
+            duration_ms: 1500,
+            tool_list: vec!["list_files".into(), "read_file".into()],
+        },
+        errors: vec![],
+        solve_details: SolveDetails {
+            expected_tools_met: true,
+            forbidden_tools_clean: true,
+            matchers_pass: solved,
+            matcher_details: vec![],
+            judge_attempted: false,
+            judge_available: false,
+            judge_skipped: false,
+            vault_assertions_pass: true,
+            vault_assertion_details: vec![],
+            tool_budget_ok: true,
+        },
+        timed_out: None,
+        transcript_path: String::new(),
+    }
+}
+
+/// A consistent result file: one task per entry, one run per verdict.
+pub fn sample_result(provider: &str, model: &str, tasks: &[(&str, &[bool])]) -> ResultFile {
+    let tasks: Vec<_> = tasks
+        .iter()
+        .map(|(id, solved)| {
+            let runs = solved.iter().map(|&s| run_record(id, true, s)).collect();
+            aggregate::task_result(id.to_string(), Some(Tier::T2), Some("retrieval".into()), runs)
+        })
+        .collect();
+    ResultFile {
+        run_id: RunId("2026-11-20T10:00:00.000Z".into()),
+        git_sha: "0123abc".into(),
+        model: model.into(),
+        provider: provider.into(),
+        interrupted: false,
+        shard: None,
+        task_filter: None,
+        aggregate: aggregate::aggregate(&tasks),
+        tasks,
+    }
+}
+
+pub fn write_result(path: &Path, result: &ResultFile) {
+    vaultbench::report::write_result(path, result).unwrap();
+}
