@@ -89,10 +89,26 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         write: Option<PathBuf>,
     },
+    /// Work with the task suite.
+    Suite {
+        #[command(subcommand)]
+        command: SuiteCommand,
+    },
     /// The judge gold set: agreement of judge verdicts with human labels.
     Calibrate {
         #[command(subcommand)]
         command: CalibrateCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SuiteCommand {
+    /// Validate every task (schema, regexes compile with their flags, fixtures
+    /// exist, ids unique) and print the tier and category counts.
+    Check {
+        /// The suite folder, holding tasks/ and fixtures/.
+        #[arg(long, value_name = "DIR", default_value = "evals")]
+        suite: PathBuf,
     },
 }
 
@@ -141,6 +157,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Bless { result, dirs, force } => cmd_bless(result, &dirs, force),
         Command::Rescore { result, json, write } => cmd_rescore(&result, json, write.as_deref()),
+        Command::Suite { command: SuiteCommand::Check { suite } } => cmd_suite_check(&suite),
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {
             let path = file.unwrap_or_else(|| PathBuf::from("evals/calibration/judge-calibration.json"));
             let file: CalibrationFile = fsio::read_json(&path)?;
@@ -154,6 +171,32 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn cmd_suite_check(root: &Path) -> Result<ExitCode> {
+    let suite = match vaultbench::suite::Suite::load(root) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    for w in &suite.warnings {
+        eprintln!("{w}");
+    }
+    println!("{} tasks in {}", suite.tasks.len(), root.display());
+    let mut tiers = std::collections::BTreeMap::new();
+    let mut categories = std::collections::BTreeMap::new();
+    for t in &suite.tasks {
+        *tiers.entry(t.difficulty.as_str()).or_insert(0) += 1;
+        *categories.entry(t.category.as_str()).or_insert(0) += 1;
+    }
+    let list = |m: &std::collections::BTreeMap<&str, i32>| {
+        m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+    };
+    println!("tiers: {}", list(&tiers));
+    println!("categories: {}", list(&categories));
+    Ok(ExitCode::SUCCESS)
 }
 
 fn cmd_report(path: &Path, json: bool) -> Result<ExitCode> {

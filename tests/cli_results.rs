@@ -71,7 +71,8 @@ fn bless_names_the_file_from_provider_and_model_and_copies_bytes() {
         std::fs::read(&baseline).unwrap(),
         std::fs::read(dir.path().join("evals/results/2026-11-20T10-00-00-000Z.json")).unwrap()
     );
-    let names: Vec<_> = std::fs::read_dir(dir.path().join("evals/baselines")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> =
+        std::fs::read_dir(dir.path().join("evals/baselines")).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["ollama-gemma4-e4b.json"], "no temporary files are left behind");
 }
 

@@ -86,7 +86,10 @@ fn regex_that_does_not_compile_with_its_flags() {
 fn missing_fixtures_are_named() {
     let err = errors_for("x", &GOOD.replace("\"world\"", "\"nowhere\"").replace("\"good\"", "\"x\""));
     assert!(err.contains("fixture folder `nowhere` not found"), "{err}");
-    let err = errors_for("y", &GOOD.replace("\"fixture\": \"notes.md\"", "\"fixture\": \"gone.md\"").replace("\"good\"", "\"y\""));
+    let err = errors_for(
+        "y",
+        &GOOD.replace("\"fixture\": \"notes.md\"", "\"fixture\": \"gone.md\"").replace("\"good\"", "\"y\""),
+    );
     assert!(err.contains("fixture file `gone.md` not found"), "{err}");
 }
 
@@ -99,7 +102,9 @@ fn id_must_match_the_file_name_and_be_unique() {
 
 #[test]
 fn unsolvable_rubrics_are_errors() {
-    let text = GOOD.replace("\"read_file\"]", "\"read_file\"], \"forbiddenTools\": [\"read_file\"]").replace("\"good\"", "\"u\"");
+    let text = GOOD
+        .replace("\"read_file\"]", "\"read_file\"], \"forbiddenTools\": [\"read_file\"]")
+        .replace("\"good\"", "\"u\"");
     let err = errors_for("u", &text);
     assert!(err.contains("both expected and forbidden"), "{err}");
     let err = errors_for("v", &GOOD.replace("\"read_file\"", "\"read_fil\"").replace("\"good\"", "\"v\""));
@@ -115,5 +120,8 @@ fn every_error_is_reported_at_once() {
         ("tasks/b.json", &GOOD.replace("\"good\"", "\"b\"").replace("\"T1\"", "\"T9\"")),
     ]);
     let err = loaded.unwrap_err();
-    assert!(err.contains("tasks/a.json") && err.contains("tasks/b.json") && err.ends_with("2 errors in the suite"), "{err}");
+    assert!(
+        err.contains("tasks/a.json") && err.contains("tasks/b.json") && err.ends_with("2 errors in the suite"),
+        "{err}"
+    );
 }

@@ -4,6 +4,7 @@
 //! the stages that compute with these types are `suite`, `score` and `report`.
 
 pub mod calibration;
+pub mod reference;
 pub mod result;
 pub mod task;
 
