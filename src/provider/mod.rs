@@ -1,0 +1,114 @@
+//! Models behind one trait. A provider turns a provider-neutral conversation
+//! ([`ChatRequest`]) into its wire format, sends it, and turns the answer back
+//! into a [`ModelReply`]. The agent loop only ever sees these types.
+//!
+//! Adding a provider touches one file (its module) plus a line in the
+//! registry. Providers report transient faults (429, 5xx, resets, timeouts) as
+//! [`ModelError::Transient`] so that retrying is decided in one place.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use crate::score::BoxFuture;
+
+/// A tool the model may call: name, description and JSON-schema parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema object (`{"type": "object", "properties": {...}, "required": [...]}`).
+    pub parameters: Value,
+}
+
+/// One tool call requested by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's call id (generated when the wire format has none).
+    pub id: String,
+    pub name: String,
+    /// The arguments object. When the model sent arguments that are not a
+    /// JSON object, this holds `{}` and `malformed` says what was wrong, so
+    /// the agent can answer with a tool error instead of failing the run.
+    pub arguments: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub malformed: Option<String>,
+}
+
+/// A turn of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    User {
+        text: String,
+    },
+    Assistant {
+        text: String,
+        tool_calls: Vec<ToolCall>,
+        /// The provider's own rendering of this turn (e.g. Gemini `content`
+        /// with thought signatures), replayed verbatim when the provider needs it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        raw: Option<Value>,
+    },
+    /// The result of one tool call, in call order.
+    ToolResult {
+        call_id: String,
+        name: String,
+        /// `{"success": true, "data": ...}` or `{"success": false, "error": ...}`.
+        content: Value,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    pub system: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
+    /// 0 for judges; `None` leaves the provider's default.
+    pub temperature: Option<f64>,
+}
+
+/// Token usage of one model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    /// `None` when the provider reports no cache figure.
+    pub cached_tokens: Option<u64>,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelReply {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    /// See [`Message::Assistant::raw`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    /// Worth retrying: HTTP 429 or 5xx, a reset connection, a timeout.
+    #[error("{message}")]
+    Transient {
+        message: String,
+        /// From a `Retry-After` header, when the server sent one.
+        retry_after: Option<Duration>,
+    },
+    /// Not worth retrying: bad credentials, a request the server rejects, an
+    /// answer that cannot be read. The run ends with a harness error.
+    #[error("{0}")]
+    Fatal(String),
+}
+
+/// A model under test (or a judge), reached through its provider's protocol.
+pub trait Model: Send + Sync {
+    /// `gemini`, `ollama`, `openai`, `reference`, ...
+    fn provider(&self) -> &str;
+    fn model_id(&self) -> &str;
+    /// Whether the provider reports cached prompt tokens (null cache figures otherwise).
+    fn reports_cache(&self) -> bool;
+    fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>>;
+}
