@@ -4,5 +4,6 @@
 mod fake;
 mod faults;
 mod gemini;
+mod judge;
 mod ollama;
 mod openai;
