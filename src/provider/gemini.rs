@@ -21,7 +21,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
-use super::http::{Header, Overrides, Transport, env_nonempty, timeout_from_env};
+use super::http::{Header, Overrides, Transport, env_nonempty};
 use super::wire::CallIds;
 use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, ToolCall, ToolSpec, Usage};
 
@@ -63,10 +63,7 @@ impl GeminiConfig {
             .clone()
             .or_else(|| env_nonempty("GEMINI_BASE_URL"))
             .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
-        let timeout = match overrides.timeout {
-            Some(t) => t,
-            None => timeout_from_env()?,
-        };
+        let timeout = overrides.timeout_or_env()?;
         Ok(GeminiConfig { model: model.to_string(), api_key, base_url, timeout })
     }
 }

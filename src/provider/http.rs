@@ -50,6 +50,13 @@ pub struct Overrides {
     pub timeout: Option<Duration>,
 }
 
+impl Overrides {
+    /// The explicit timeout, else [`timeout_from_env`].
+    pub fn timeout_or_env(&self) -> Result<Duration> {
+        self.timeout.map_or_else(timeout_from_env, Ok)
+    }
+}
+
 /// Build `provider`'s client for `model_id` from the environment, wrapped in
 /// the retry policy of the environment (see [`RetryPolicy::from_env`]).
 pub fn build(provider: &str, model_id: &str) -> Result<Arc<dyn Model>> {
@@ -166,14 +173,15 @@ impl Transport {
     }
 
     fn send_error(&self, url: &str, e: &reqwest::Error) -> ModelError {
-        // The chain holds the useful part ("connection refused", "connection reset").
-        let mut chain = e.to_string();
+        // The sources hold the useful part ("connection refused", "connection
+        // reset"); the top message only repeats the URL.
+        let mut causes = Vec::new();
         let mut source = std::error::Error::source(e);
         while let Some(s) = source {
-            chain.push_str(": ");
-            chain.push_str(&s.to_string());
+            causes.push(s.to_string());
             source = s.source();
         }
+        let chain = if causes.is_empty() { e.to_string() } else { causes.join(": ") };
         let url = url.split('?').next().unwrap_or(url);
         if e.is_timeout() {
             ModelError::Transient {

@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::{Map, Value, json};
 
-use super::http::{Overrides, Transport, env_nonempty, timeout_from_env};
+use super::http::{Overrides, Transport, env_nonempty};
 use super::wire::{self, CallIds};
 use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, ToolCall, Usage};
 
@@ -40,10 +40,7 @@ impl OllamaConfig {
             .clone()
             .or_else(|| env_nonempty("OLLAMA_HOST"))
             .unwrap_or_else(|| DEFAULT_HOST.to_string());
-        let timeout = match overrides.timeout {
-            Some(t) => t,
-            None => timeout_from_env()?,
-        };
+        let timeout = overrides.timeout_or_env()?;
         Ok(OllamaConfig { model: model.to_string(), host, timeout })
     }
 }
@@ -131,12 +128,7 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
     body.insert("model".into(), json!(model));
     body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.parameters } }))
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), wire::function_tools(request.tools));
     }
     body.insert("stream".into(), json!(false));
     if let Some(t) = request.temperature {

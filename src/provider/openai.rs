@@ -28,7 +28,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
-use super::http::{Header, Overrides, Transport, env_nonempty, timeout_from_env};
+use super::http::{Header, Overrides, Transport, env_nonempty};
 use super::wire::{self, CallIds};
 use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, ToolCall, Usage};
 
@@ -61,10 +61,7 @@ impl OpenAiConfig {
             "openai: no server: set OPENAI_BASE_URL to the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1",
         )?;
         let api_key = overrides.api_key.clone().or_else(|| env_nonempty("OPENAI_API_KEY"));
-        let timeout = match overrides.timeout {
-            Some(t) => t,
-            None => timeout_from_env()?,
-        };
+        let timeout = overrides.timeout_or_env()?;
         Ok(OpenAiConfig { model: model.to_string(), base_url, api_key, timeout })
     }
 }
@@ -175,12 +172,7 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
     body.insert("model".into(), json!(model));
     body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.parameters } }))
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), wire::function_tools(request.tools));
         body.insert("tool_choice".into(), json!("auto"));
     }
     if let Some(t) = request.temperature {

@@ -104,10 +104,11 @@ impl Retrying {
                 }
                 Err(ModelError::Transient { message, retry_after }) => (message, retry_after),
             };
+            let provider = self.inner.provider();
             let gave_up = |why: String| {
+                let last = message.strip_prefix(provider).and_then(|m| m.strip_prefix(": ")).unwrap_or(&message);
                 ModelError::Fatal(format!(
-                    "{}: gave up after {attempt} attempt{} in {:.1} s ({why}); last error: {message}",
-                    self.inner.provider(),
+                    "{provider}: gave up after {attempt} attempt{} in {:.1} s ({why}); last error: {last}",
                     if attempt == 1 { "" } else { "s" },
                     start.elapsed().as_secs_f64()
                 ))

@@ -97,6 +97,18 @@ impl CallIds {
     }
 }
 
+/// Tool declarations in the OpenAI layout that Ollama shares:
+/// `[{"type": "function", "function": {name, description, parameters}}]`.
+pub(crate) fn function_tools(tools: &[ToolSpec]) -> Value {
+    tools
+        .iter()
+        .map(|t| {
+            serde_json::json!({ "type": "function",
+                                "function": { "name": t.name, "description": t.description, "parameters": t.parameters } })
+        })
+        .collect()
+}
+
 /// A tool result as text, for wire formats whose tool messages are strings.
 pub(crate) fn result_text(content: &Value) -> String {
     match content {

@@ -67,7 +67,7 @@ pub async fn server_error_storm_ends_fatal(s: &Subject) {
     let model = Retrying::new((s.make)(&fake.url, Duration::from_secs(10)), fast(3));
     let m = fatal(ask(&model, &hello()).await);
     assert!(m.starts_with(&format!("{}: gave up after 3 attempts", s.name)), "{m}");
-    assert!(m.contains("HTTP 500 Internal Server Error: upstream exploded"), "{m}");
+    assert!(m.ends_with("; last error: HTTP 500 Internal Server Error: upstream exploded"), "{m}");
     assert_eq!(fake.requests().len(), 3, "bounded retries");
 }
 
@@ -130,7 +130,9 @@ pub async fn unreachable_servers_are_transient(s: &Subject) {
         let model = (s.make)(&url, Duration::from_secs(10));
         match ask(model.as_ref(), &hello()).await {
             Err(ModelError::Transient { message, .. }) => {
-                assert!(message.starts_with(&format!("{}: the request to {url}", s.name)), "{message}")
+                assert!(message.starts_with(&format!("{}: the request to {url}", s.name)), "{message}");
+                assert!(message.contains("Connection refused") || message.contains("Connection reset"), "{message}");
+                assert_eq!(message.matches(url.as_str()).count(), 1, "{message}");
             }
             other => panic!("{url}: expected a transient error, got {other:?}"),
         }
