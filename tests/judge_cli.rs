@@ -159,6 +159,47 @@ fn calibrate_judge_reproduces_a_known_confusion_matrix() {
 }
 
 #[test]
+fn any_provider_may_judge() {
+    use HumanLabel::{No, Yes};
+    let dir = tempfile::tempdir().unwrap();
+    let set = CalibrationFile {
+        version: 1,
+        generated_at: String::new(),
+        source: CalibrationSource { run_id: None, git_sha: None, provider: None, model: None },
+        tuples: vec![
+            tuple("a::1::0", "verdict-good", Some(Yes), None),
+            tuple("b::1::0", "verdict-bad", Some(No), None),
+        ],
+    };
+    write_json(&dir.path().join("gold.json"), &set);
+    // An OpenAI-compatible judge, configured only through the EVAL_JUDGE_* variables.
+    let judge = Fake::start(|r, _| {
+        let prompt = r.body["messages"][1]["content"].as_str().unwrap_or_default();
+        let answer = if prompt.contains("verdict-good") { "YES" } else { "NO" };
+        Reply::json(
+            json!({ "choices": [{ "index": 0, "message": { "role": "assistant", "content": answer }, "finish_reason": "stop" }] }),
+        )
+    });
+    let out = run(
+        &["calibrate", "judge", "gold.json", "--model", "local-judge"],
+        dir.path(),
+        &[("EVAL_JUDGE_PROVIDER", "openai"), ("EVAL_JUDGE_BASE_URL", &judge.url), ("EVAL_JUDGE_API_KEY", KEY)],
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("Judge: openai / local-judge"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("Agreement with human labels: 2/2 (100.0%)"), "{}", stdout(&out));
+    let requests = judge.requests();
+    assert_eq!(requests.len(), 2);
+    for r in &requests {
+        assert_eq!(r.path, "/v1/chat/completions");
+        assert_eq!(r.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
+        assert_eq!(r.body["temperature"], 0.0);
+        assert_eq!(r.body["messages"][0]["role"], "system");
+        assert!(r.body.get("tools").is_none());
+    }
+}
+
+#[test]
 fn calibrate_judge_without_a_key_says_the_judge_is_unavailable() {
     let dir = tempfile::tempdir().unwrap();
     let set = CalibrationFile {
