@@ -7,6 +7,7 @@
 pub mod format;
 pub mod fsio;
 pub mod jsnum;
+pub mod judge;
 pub mod provider;
 pub mod report;
 pub mod score;

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 use vaultbench::format::calibration::CalibrationFile;
 use vaultbench::report::{self, aggregate, bless, calibrate, compare, rescore, summary};
-use vaultbench::{fsio, jsnum};
+use vaultbench::{fsio, jsnum, judge};
 
 #[derive(Parser)]
 #[command(
@@ -79,7 +79,9 @@ enum Command {
     ///
     /// Every contains and regex verdict is recomputed from response_text,
     /// then solved flags and all figures; every disagreement is listed and the
-    /// exit status is 1 if there is any.
+    /// exit status is 1 if there is any. With --judge, judge verdicts are
+    /// asked afresh of the configured judge (EVAL_JUDGE_PROVIDER,
+    /// EVAL_JUDGE_MODEL, EVAL_JUDGE_API_KEY or GEMINI_API_KEY).
     Rescore {
         result: PathBuf,
         /// Print the tallies and disagreements as JSON.
@@ -88,6 +90,12 @@ enum Command {
         /// Also write the rescored result to this file.
         #[arg(long, value_name = "FILE")]
         write: Option<PathBuf>,
+        /// Re-judge judge matchers with the configured judge model.
+        #[arg(long)]
+        judge: bool,
+        /// The suite the sweep ran (for the tasks' user messages, which the judge sees).
+        #[arg(long, value_name = "DIR", default_value = "evals")]
+        suite: PathBuf,
     },
     /// Work with the task suite.
     Suite {
@@ -118,6 +126,40 @@ enum CalibrateCommand {
     Report {
         /// Calibration file (default: evals/calibration/judge-calibration.json).
         file: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build the gold set from a sweep: one tuple per judge verdict, to be labelled by hand.
+    ///
+    /// Tuples are `<task>::<run>::<matcher>`; human labels already in the
+    /// output file are kept where the tuple's id and response are unchanged,
+    /// and the command refuses to drop any other label unless --force.
+    Extract {
+        /// The result file of the sweep.
+        result: PathBuf,
+        /// The suite the sweep ran (for the tasks' user messages).
+        #[arg(long, value_name = "DIR", default_value = "evals")]
+        suite: PathBuf,
+        /// Output file (default: evals/calibration/judge-calibration.json).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Replace the output file even if human labels would be lost.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Ask a candidate judge every labelled tuple and report its agreement with the humans.
+    Judge {
+        /// Calibration file (default: evals/calibration/judge-calibration.json).
+        file: Option<PathBuf>,
+        /// The candidate judge model, e.g. gemini-3.5-flash.
+        #[arg(long)]
+        model: String,
+        /// Its provider: gemini, ollama or openai (default: EVAL_JUDGE_PROVIDER, else gemini).
+        #[arg(long)]
+        provider: Option<String>,
+        /// Judge calls in flight at once.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+        jobs: u16,
         #[arg(long)]
         json: bool,
     },
@@ -156,10 +198,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cmd_compare(baseline, result, &dirs, json, fail_on_regression)
         }
         Command::Bless { result, dirs, force } => cmd_bless(result, &dirs, force),
-        Command::Rescore { result, json, write } => cmd_rescore(&result, json, write.as_deref()),
+        Command::Rescore { result, json, write, judge, suite } => {
+            cmd_rescore(&result, json, write.as_deref(), judge.then_some(suite.as_path()))
+        }
         Command::Suite { command: SuiteCommand::Check { suite } } => cmd_suite_check(&suite),
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {
-            let path = file.unwrap_or_else(|| PathBuf::from("evals/calibration/judge-calibration.json"));
+            let path = file.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
             let file: CalibrationFile = fsio::read_json(&path)?;
             let agreement = calibrate::recorded_agreement(&file);
             if json {
@@ -170,7 +214,69 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Calibrate { command: CalibrateCommand::Extract { result, suite, out, force } } => {
+            let out = out.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
+            let extraction = calibrate::extract_to_file(&result, &user_messages(&suite)?, &out, force)?;
+            let labelled = extraction.file.tuples.iter().filter(|t| t.human_label.is_some()).count();
+            println!("Wrote {} judge tuples to {}", extraction.file.tuples.len(), out.display());
+            println!("  human labels kept: {labelled}; unlabelled: {}", extraction.file.tuples.len() - labelled);
+            if !extraction.labels_lost.is_empty() {
+                eprintln!("warning: dropped {} human labels (--force)", extraction.labels_lost.len());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Calibrate { command: CalibrateCommand::Judge { file, model, provider, jobs, json } } => {
+            cmd_calibrate_judge(file, model, provider, usize::from(jobs), json)
+        }
     }
+}
+
+const DEFAULT_CALIBRATION: &str = "evals/calibration/judge-calibration.json";
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
+}
+
+/// Each task's user message, from the suite at `root`.
+fn user_messages(root: &Path) -> Result<std::collections::BTreeMap<String, String>> {
+    let suite = vaultbench::suite::Suite::load(root)
+        .map_err(|e| anyhow::anyhow!("loading the suite {}:\n{e}", root.display()))?;
+    Ok(suite.tasks.into_iter().map(|t| (t.id, t.user_message)).collect())
+}
+
+fn cmd_calibrate_judge(
+    file: Option<PathBuf>,
+    model: String,
+    provider: Option<String>,
+    jobs: usize,
+    json: bool,
+) -> Result<ExitCode> {
+    let path = file.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
+    let set: CalibrationFile = fsio::read_json(&path)?;
+    let mut config = judge::JudgeConfig::from_env();
+    config.model = model;
+    if let Some(p) = provider {
+        config.provider = p;
+    }
+    if !config.has_key() {
+        anyhow::bail!(
+            "[judge unavailable] no API key for {}: set EVAL_JUDGE_API_KEY or GEMINI_API_KEY",
+            config.label()
+        );
+    }
+    let candidate = judge::build(&config)?;
+    let run = runtime()?.block_on(calibrate::judge_candidate(&set, candidate, &config.label(), jobs));
+    if json {
+        print_json(&run.agreement)?;
+    } else {
+        println!("Calibration set: {}", path.display());
+        print!("{}", run.agreement);
+    }
+    if let Some(first) = run.failed_calls.first() {
+        eprintln!("warning: {} judge calls failed and were not counted; the first: {first}", run.failed_calls.len());
+    }
+    // Failed calls leave the figures on fewer tuples; none at all is a failure.
+    Ok(if run.asked > 0 && run.agreement.evaluated == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 fn cmd_suite_check(root: &Path) -> Result<ExitCode> {
@@ -285,10 +391,21 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-fn cmd_rescore(path: &Path, json: bool, write: Option<&Path>) -> Result<ExitCode> {
+fn cmd_rescore(path: &Path, json: bool, write: Option<&Path>, judge_suite: Option<&Path>) -> Result<ExitCode> {
     let stored = report::load_result(path)?;
-    let no_prompts = |_: &str| None;
-    let outcome = futures_lite_block_on(rescore::rescore(&stored, None, &no_prompts));
+    let outcome = match judge_suite {
+        None => futures_lite_block_on(rescore::rescore(&stored, None, &|_: &str| None)),
+        Some(suite) => {
+            let Some(judge) = judge::try_from_env()? else {
+                anyhow::bail!(
+                    "[judge unavailable] --judge needs a judge key: set EVAL_JUDGE_API_KEY or GEMINI_API_KEY"
+                );
+            };
+            let prompts = user_messages(suite)?;
+            let lookup = |id: &str| prompts.get(id).cloned();
+            runtime()?.block_on(rescore::rescore(&stored, Some(judge.as_ref()), &lookup))
+        }
+    };
     if json {
         print_json(&outcome)?;
     } else {

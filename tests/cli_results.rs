@@ -96,6 +96,7 @@ fn bless_refuses_a_preview_model_unless_forced_and_keeps_the_old_baseline() {
 }
 
 #[test]
+#[allow(clippy::type_complexity)]
 fn bless_refuses_partial_interrupted_errored_and_reference_runs() {
     let dir = tempfile::tempdir().unwrap();
     let base = sample_result("ollama", "m", &[("alpha", &[true])]);

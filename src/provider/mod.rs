@@ -6,6 +6,13 @@
 //! registry. Providers report transient faults (429, 5xx, resets, timeouts) as
 //! [`ModelError::Transient`] so that retrying is decided in one place.
 
+pub mod gemini;
+pub mod http;
+pub mod ollama;
+pub mod openai;
+pub mod retry;
+mod wire;
+
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};

@@ -4,13 +4,23 @@
 //!
 //! Only tuples with a human label and no recorded judge error are compared: an
 //! errored judge never judged, so there is nothing to agree with.
+//!
+//! It also builds the gold set from a sweep (`calibrate extract`): one tuple
+//! per judge matcher verdict, keeping the human labels already given. The
+//! candidate judge is handed in as a [`Judge`]; this module never builds one.
 
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write};
+use std::path::Path;
+use std::sync::Arc;
 
+use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use crate::format::calibration::{CalibrationFile, CalibrationTuple};
-use crate::jsnum;
+use crate::format::calibration::{CalibrationFile, CalibrationSource, CalibrationTuple};
+use crate::format::result::{MatcherDetail, ResultFile};
+use crate::score::{Judge, JudgeContext};
+use crate::{fsio, jsnum};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CalibrationDisagreement {
@@ -101,6 +111,182 @@ pub fn recorded_agreement(file: &CalibrationFile) -> Agreement {
         .clone()
         .map_or_else(|| "recorded verdicts".to_string(), |m| format!("recorded verdicts (sweep of {m})"));
     agreement(file, &judge, &verdicts)
+}
+
+/// What `calibrate extract` made.
+#[derive(Debug, Clone)]
+pub struct Extraction {
+    pub file: CalibrationFile,
+    /// Human labels carried over from the previous file.
+    pub labels_kept: u32,
+    /// Ids of labelled tuples of the previous file that the new one would
+    /// lose (gone, or their response changed).
+    pub labels_lost: Vec<String>,
+}
+
+/// One tuple per judge matcher verdict of `result`, id
+/// `<task>::<run from 1>::<matcher index from 0>`, with the task's user
+/// message from `user_message`. A human label of `previous` is kept when the
+/// tuple's id and response are unchanged.
+pub fn extract(
+    result: &ResultFile,
+    user_message: &dyn Fn(&str) -> Option<String>,
+    previous: Option<&CalibrationFile>,
+    generated_at: String,
+) -> Result<Extraction> {
+    let old: HashMap<&str, &CalibrationTuple> =
+        previous.map(|p| p.tuples.iter().map(|t| (t.id.as_str(), t)).collect()).unwrap_or_default();
+    let mut tuples = Vec::new();
+    let mut missing = Vec::new();
+    let mut labels_kept = 0;
+    for task in &result.tasks {
+        let has_judge =
+            task.runs.iter().any(|r| r.solve_details.matcher_details.iter().any(|d| d.type_name() == "judge"));
+        if !has_judge {
+            continue;
+        }
+        let Some(prompt) = user_message(&task.id) else {
+            missing.push(task.id.clone());
+            continue;
+        };
+        for (r, run) in task.runs.iter().enumerate() {
+            for (m, detail) in run.solve_details.matcher_details.iter().enumerate() {
+                let MatcherDetail::Judge { criteria, verdict, error } = detail else { continue };
+                let id = format!("{}::{}::{}", task.id, r + 1, m);
+                let human_label =
+                    old.get(id.as_str()).filter(|t| t.response == run.response_text).and_then(|t| t.human_label);
+                labels_kept += u32::from(human_label.is_some());
+                tuples.push(CalibrationTuple {
+                    id,
+                    task_id: task.id.clone(),
+                    user_message: prompt.clone(),
+                    criteria: criteria.clone(),
+                    response: run.response_text.clone(),
+                    automated_verdict: *verdict,
+                    judge_error: error.clone(),
+                    human_label,
+                });
+            }
+        }
+    }
+    if !missing.is_empty() {
+        bail!(
+            "{} task{} of the result {} not in the suite, so their user messages are unknown: {}; \
+             pass --suite DIR with the suite the sweep ran",
+            missing.len(),
+            if missing.len() == 1 { "" } else { "s" },
+            if missing.len() == 1 { "is" } else { "are" },
+            missing.join(", ")
+        );
+    }
+    let kept: HashMap<&str, &CalibrationTuple> = tuples.iter().map(|t| (t.id.as_str(), t)).collect();
+    let labels_lost = previous
+        .into_iter()
+        .flat_map(|p| &p.tuples)
+        .filter(|t| t.human_label.is_some())
+        .filter(|t| kept.get(t.id.as_str()).is_none_or(|n| n.human_label != t.human_label))
+        .map(|t| t.id.clone())
+        .collect();
+    let file = CalibrationFile {
+        version: 1,
+        generated_at,
+        source: CalibrationSource {
+            run_id: Some(result.run_id.0.clone()),
+            git_sha: Some(result.git_sha.clone()),
+            provider: Some(result.provider.clone()),
+            model: Some(result.model.clone()),
+        },
+        tuples,
+    };
+    Ok(Extraction { file, labels_kept, labels_lost })
+}
+
+/// `calibrate extract`: read `result` and the suite's user messages, merge
+/// with the labels already in `out`, and write `out` atomically. Refuses to
+/// drop human labels unless `force`.
+pub fn extract_to_file(
+    result_path: &Path,
+    user_messages: &BTreeMap<String, String>,
+    out: &Path,
+    force: bool,
+) -> Result<Extraction> {
+    let result: ResultFile = fsio::read_json(result_path)?;
+    let previous: Option<CalibrationFile> = if out.exists() { Some(fsio::read_json(out)?) } else { None };
+    let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    let lookup = |id: &str| user_messages.get(id).cloned();
+    let extraction = extract(&result, &lookup, previous.as_ref(), now)?;
+    if !extraction.labels_lost.is_empty() && !force {
+        let n = extraction.labels_lost.len();
+        let shown: Vec<&str> = extraction.labels_lost.iter().take(5).map(String::as_str).collect();
+        bail!(
+            "{} holds {n} human label{} that the new extraction would lose (tuple gone or its response changed): {}{}; \
+             write to another file with --out, or pass --force to replace them",
+            out.display(),
+            if n == 1 { "" } else { "s" },
+            shown.join(", "),
+            if n > shown.len() { ", ..." } else { "" }
+        );
+    }
+    let bytes = jsnum::to_json_bytes(&extraction.file)?;
+    fsio::write_atomic(out, &bytes).with_context(|| format!("writing the calibration set {}", out.display()))?;
+    Ok(extraction)
+}
+
+/// Ask `judge` about every comparable tuple of `file`, at most `concurrency`
+/// calls at a time. One entry per tuple, in order; tuples that are not
+/// comparable are not asked (their entry says so and [`agreement`] skips it).
+pub async fn ask_judge(file: &CalibrationFile, judge: Arc<dyn Judge>, concurrency: usize) -> Vec<Result<bool, String>> {
+    let limit = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
+    let mut calls = tokio::task::JoinSet::new();
+    let mut verdicts: Vec<Result<bool, String>> = vec![Err("not asked: not comparable".into()); file.tuples.len()];
+    let mut index_of = HashMap::new();
+    for (i, t) in file.tuples.iter().enumerate() {
+        if !comparable(t) {
+            continue;
+        }
+        let (judge, limit) = (judge.clone(), limit.clone());
+        let (criteria, user_message, response) = (t.criteria.clone(), t.user_message.clone(), t.response.clone());
+        let handle = calls.spawn(async move {
+            let _permit = limit.acquire().await.expect("the semaphore is never closed");
+            let ctx = JudgeContext { user_message: &user_message, response_text: &response };
+            (i, judge.judge(&criteria, ctx).await)
+        });
+        index_of.insert(handle.id(), i);
+    }
+    while let Some(done) = calls.join_next().await {
+        match done {
+            Ok((i, verdict)) => verdicts[i] = verdict,
+            // A call that panicked counts as a failed judge call.
+            Err(e) => verdicts[index_of[&e.id()]] = Err(format!("the judge call did not finish: {e}")),
+        }
+    }
+    verdicts
+}
+
+/// A candidate judge asked about a calibration set.
+#[derive(Debug, Clone)]
+pub struct CandidateRun {
+    pub agreement: Agreement,
+    /// Tuples the candidate was asked about.
+    pub asked: usize,
+    /// The error of each failed call (counted in `judge_call_errors`).
+    pub failed_calls: Vec<String>,
+}
+
+/// `calibrate judge`: ask `judge` (named `label` in the report) every
+/// comparable tuple and tally its agreement with the human labels.
+pub async fn judge_candidate(
+    file: &CalibrationFile,
+    judge: Arc<dyn Judge>,
+    label: &str,
+    concurrency: usize,
+) -> CandidateRun {
+    let verdicts = ask_judge(file, judge, concurrency).await;
+    let agreement = agreement(file, label, &verdicts);
+    let comparable_verdicts = verdicts.iter().zip(&file.tuples).filter(|(_, t)| comparable(t));
+    let asked = comparable_verdicts.clone().count();
+    let failed_calls = comparable_verdicts.filter_map(|(v, _)| v.as_ref().err().cloned()).collect();
+    CandidateRun { agreement, asked, failed_calls }
 }
 
 fn yes_no(b: bool) -> &'static str {

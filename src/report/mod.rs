@@ -1,7 +1,8 @@
 //! Reporting: what happens to scored runs. Task results and the aggregate
 //! (`aggregate`), baseline comparison (`compare`), blessing (`bless`),
 //! offline rescoring (`rescore`), judge calibration (`calibrate`) and the
-//! human summary (`summary`). Reads and writes result files; never runs a model.
+//! human summary (`summary`). Reads and writes result files; never builds or runs
+//! a model itself (a judge, when one is needed, is handed in).
 
 pub mod aggregate;
 pub mod bless;

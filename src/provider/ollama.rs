@@ -1,0 +1,171 @@
+//! The `ollama` provider: Ollama's native `POST /api/chat` with `tools` and
+//! `"stream": false`.
+//!
+//! Request: `messages` with roles `system`, `user`, `assistant` (with
+//! `tool_calls[].function.{name, arguments}`, arguments an object) and `tool`
+//! (with `tool_name`), `tools` in the OpenAI function layout, and
+//! `options.temperature`. Answer: `message.content`, `message.tool_calls`,
+//! `prompt_eval_count` and `eval_count`. Ollama reports no cache figures, so
+//! cached tokens are `None` (null in results).
+//!
+//! The host is `OLLAMA_HOST` (default `http://127.0.0.1:11434`). It does not
+//! retry (see `retry`).
+
+use std::time::Duration;
+
+use anyhow::Result;
+use serde_json::{Map, Value, json};
+
+use super::http::{Overrides, Transport, env_nonempty};
+use super::wire::{self, CallIds};
+use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, ToolCall, Usage};
+
+/// Where Ollama listens by default.
+pub const DEFAULT_HOST: &str = "http://127.0.0.1:11434";
+
+/// Everything an [`Ollama`] client needs.
+#[derive(Debug, Clone)]
+pub struct OllamaConfig {
+    pub model: String,
+    /// `http://host:port`; a bare `host:port` (as `OLLAMA_HOST` allows) gets `http://`.
+    pub host: String,
+    pub timeout: Duration,
+}
+
+impl OllamaConfig {
+    /// `OLLAMA_HOST` and `VAULTBENCH_HTTP_TIMEOUT_S`, unless `overrides` gives them.
+    pub fn from_env(model: &str, overrides: &Overrides) -> Result<OllamaConfig> {
+        let host = overrides
+            .base_url
+            .clone()
+            .or_else(|| env_nonempty("OLLAMA_HOST"))
+            .unwrap_or_else(|| DEFAULT_HOST.to_string());
+        let timeout = overrides.timeout_or_env()?;
+        Ok(OllamaConfig { model: model.to_string(), host, timeout })
+    }
+}
+
+/// A model served by Ollama.
+pub struct Ollama {
+    model: String,
+    url: String,
+    http: Transport,
+    ids: CallIds,
+}
+
+impl Ollama {
+    pub fn new(config: OllamaConfig) -> Result<Ollama> {
+        let host = config.host.trim().trim_end_matches('/');
+        let host = if host.contains("://") { host.to_string() } else { format!("http://{host}") };
+        let url = format!("{}/api/chat", host.strip_suffix("/api").unwrap_or(&host));
+        Ok(Ollama {
+            model: config.model.trim().to_string(),
+            url,
+            http: Transport::new("ollama", config.timeout, vec![])?,
+            ids: CallIds::default(),
+        })
+    }
+
+    /// [`OllamaConfig::from_env`] without overrides.
+    pub fn from_env(model: &str) -> Result<Ollama> {
+        Ollama::new(OllamaConfig::from_env(model, &Overrides::default())?)
+    }
+
+    async fn call(&self, request: ChatRequest<'_>) -> Result<ModelReply, ModelError> {
+        let body = request_body(&self.model, &request);
+        let answer = self.http.post_json(&self.url, &[], &body).await?;
+        parse_reply(&answer, &request, &self.ids).map_err(ModelError::Fatal)
+    }
+}
+
+impl Model for Ollama {
+    fn provider(&self) -> &str {
+        "ollama"
+    }
+
+    fn model_id(&self) -> &str {
+        &self.model
+    }
+
+    fn reports_cache(&self) -> bool {
+        false
+    }
+
+    fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
+        Box::pin(self.call(request))
+    }
+}
+
+/// The `/api/chat` body for a conversation.
+pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if !request.system.is_empty() {
+        messages.push(json!({ "role": "system", "content": request.system }));
+    }
+    for m in request.messages {
+        messages.push(match m {
+            Message::User { text } => json!({ "role": "user", "content": text }),
+            Message::Assistant { text, tool_calls, .. } => {
+                let mut msg = json!({ "role": "assistant", "content": text });
+                if !tool_calls.is_empty() {
+                    let calls: Vec<Value> = tool_calls
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            json!({ "type": "function", "function": { "index": i, "name": c.name, "arguments": c.arguments } })
+                        })
+                        .collect();
+                    msg["tool_calls"] = Value::Array(calls);
+                }
+                msg
+            }
+            Message::ToolResult { name, content, .. } => {
+                json!({ "role": "tool", "tool_name": name, "content": wire::result_text(content) })
+            }
+        });
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        body.insert("tools".into(), wire::function_tools(request.tools));
+    }
+    body.insert("stream".into(), json!(false));
+    if let Some(t) = request.temperature {
+        body.insert("options".into(), json!({ "temperature": t }));
+    }
+    Value::Object(body)
+}
+
+fn parse_reply(answer: &Value, request: &ChatRequest<'_>, ids: &CallIds) -> Result<ModelReply, String> {
+    let Some(message) = answer.get("message").filter(|m| m.is_object()) else {
+        return Err(format!(
+            "ollama: the answer has no `message` object: {}",
+            super::http::preview(&answer.to_string())
+        ));
+    };
+    let text = message["content"].as_str().unwrap_or_default().to_string();
+    let tool_calls = message["tool_calls"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|c| {
+            let f = &c["function"];
+            let (arguments, malformed) = wire::parse_arguments(f.get("arguments"));
+            ToolCall {
+                id: c["id"].as_str().filter(|s| !s.is_empty()).map_or_else(|| ids.next(), str::to_string),
+                name: wire::tool_name(f["name"].as_str().unwrap_or_default(), request.tools),
+                arguments,
+                malformed,
+            }
+        })
+        .collect();
+    let n = |k: &str| answer[k].as_u64().unwrap_or(0);
+    Ok(ModelReply {
+        text,
+        tool_calls,
+        usage: Usage { prompt_tokens: n("prompt_eval_count"), cached_tokens: None, output_tokens: n("eval_count") },
+        raw: None,
+    })
+}

@@ -1,0 +1,262 @@
+//! Retrying transient faults, in one place, for any [`Model`].
+//!
+//! [`Retrying`] wraps a model and repeats a call that failed with
+//! [`ModelError::Transient`] (429, 5xx, reset or refused connections,
+//! timeouts), waiting an exponentially growing delay with jitter, or what the
+//! server's `Retry-After` asked for. It stops after a bounded number of
+//! attempts or a bounded total time and then returns [`ModelError::Fatal`]
+//! naming the attempts and the last error: the runner records that as a
+//! harness error for the run, not as a model failure.
+//!
+//! Fatal errors pass through at once. It knows nothing about HTTP; providers
+//! decide what is transient (see `http`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use super::http::env_nonempty;
+use super::{BoxFuture, ChatRequest, Model, ModelError, ModelReply};
+
+/// How hard to retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Calls in all, the first included (at least 1).
+    pub max_attempts: u32,
+    /// The delay before the first retry; it doubles for each further retry.
+    pub base_delay: Duration,
+    /// No single wait is longer than this unless the server asked for more.
+    pub max_delay: Duration,
+    /// No retry starts after this much time since the first call.
+    pub max_elapsed: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 6,
+            base_delay: Duration::from_secs(2),
+            max_delay: Duration::from_secs(60),
+            max_elapsed: Duration::from_secs(600),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The default policy, adjusted by `VAULTBENCH_RETRY_ATTEMPTS`,
+    /// `VAULTBENCH_RETRY_BASE_MS` and `VAULTBENCH_RETRY_MAX_S`.
+    pub fn from_env() -> Result<RetryPolicy> {
+        let mut p = RetryPolicy::default();
+        if let Some(v) = env_nonempty("VAULTBENCH_RETRY_ATTEMPTS") {
+            p.max_attempts = v.parse().ok().filter(|n| *n >= 1).with_context(|| {
+                format!("VAULTBENCH_RETRY_ATTEMPTS is `{v}`: set it to a whole number of at least 1")
+            })?;
+        }
+        if let Some(v) = env_nonempty("VAULTBENCH_RETRY_BASE_MS") {
+            let ms: u64 = v.parse().with_context(|| {
+                format!("VAULTBENCH_RETRY_BASE_MS is `{v}`: set it to a whole number of milliseconds")
+            })?;
+            p.base_delay = Duration::from_millis(ms);
+            p.max_delay = p.max_delay.max(p.base_delay);
+        }
+        if let Some(v) = env_nonempty("VAULTBENCH_RETRY_MAX_S") {
+            let s: u64 = v
+                .parse()
+                .with_context(|| format!("VAULTBENCH_RETRY_MAX_S is `{v}`: set it to a whole number of seconds"))?;
+            p.max_elapsed = Duration::from_secs(s);
+        }
+        Ok(p)
+    }
+
+    /// The wait before retry number `retry` (1 for the first retry): the
+    /// exponential delay, of which a random half is taken off so that many
+    /// runs hitting one rate limit do not come back in step.
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let exp = self.base_delay.saturating_mul(1u32 << retry.saturating_sub(1).min(20));
+        let full = exp.min(self.max_delay);
+        let half = full / 2;
+        half + half.mul_f64(fastrand::f64())
+    }
+}
+
+/// A model whose transient faults are retried (see the module docs).
+pub struct Retrying {
+    inner: Arc<dyn Model>,
+    policy: RetryPolicy,
+}
+
+impl Retrying {
+    pub fn new(inner: Arc<dyn Model>, policy: RetryPolicy) -> Retrying {
+        Retrying { inner, policy }
+    }
+
+    async fn chat_retrying(&self, request: ChatRequest<'_>) -> Result<ModelReply, ModelError> {
+        let start = Instant::now();
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let (message, retry_after) = match self.inner.chat(request).await {
+                Ok(reply) => return Ok(reply),
+                Err(ModelError::Fatal(m)) if attempt == 1 => return Err(ModelError::Fatal(m)),
+                Err(ModelError::Fatal(m)) => {
+                    return Err(ModelError::Fatal(format!("{m} (on attempt {attempt}, after transient errors)")));
+                }
+                Err(ModelError::Transient { message, retry_after }) => (message, retry_after),
+            };
+            let provider = self.inner.provider();
+            let gave_up = |why: String| {
+                let last = message.strip_prefix(provider).and_then(|m| m.strip_prefix(": ")).unwrap_or(&message);
+                ModelError::Fatal(format!(
+                    "{provider}: gave up after {attempt} attempt{} in {:.1} s ({why}); last error: {last}",
+                    if attempt == 1 { "" } else { "s" },
+                    start.elapsed().as_secs_f64()
+                ))
+            };
+            if attempt >= self.policy.max_attempts {
+                return Err(gave_up(format!("the limit is {} attempts", self.policy.max_attempts)));
+            }
+            let delay = match retry_after {
+                // Honour the server's wait, plus a little jitter so that
+                // concurrent runs do not all return in the same instant.
+                Some(d) => d + self.policy.base_delay.mul_f64(fastrand::f64() / 2.0),
+                None => self.policy.backoff(attempt),
+            };
+            if start.elapsed() + delay > self.policy.max_elapsed {
+                return Err(gave_up(format!(
+                    "the next try, in {:.1} s, would pass the {} s retry budget",
+                    delay.as_secs_f64(),
+                    self.policy.max_elapsed.as_secs()
+                )));
+            }
+            tokio::time::sleep(delay).await;
+        }
+    }
+}
+
+impl Model for Retrying {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+
+    fn reports_cache(&self) -> bool {
+        self.inner.reports_cache()
+    }
+
+    fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
+        Box::pin(self.chat_retrying(request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::provider::Usage;
+
+    /// Answers from a script, counting calls.
+    struct Scripted(Mutex<VecDeque<Result<ModelReply, ModelError>>>, Mutex<u32>);
+
+    impl Model for Scripted {
+        fn provider(&self) -> &str {
+            "scripted"
+        }
+        fn model_id(&self) -> &str {
+            "m"
+        }
+        fn reports_cache(&self) -> bool {
+            false
+        }
+        fn chat<'a>(&'a self, _r: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
+            *self.1.lock().unwrap() += 1;
+            let next = self.0.lock().unwrap().pop_front().expect("script exhausted");
+            Box::pin(async move { next })
+        }
+    }
+
+    fn reply() -> ModelReply {
+        ModelReply { text: "ok".into(), tool_calls: vec![], usage: Usage::default(), raw: None }
+    }
+
+    fn transient(m: &str) -> Result<ModelReply, ModelError> {
+        Err(ModelError::Transient { message: m.into(), retry_after: None })
+    }
+
+    fn fast(max_attempts: u32) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(4),
+            max_elapsed: Duration::from_secs(10),
+        }
+    }
+
+    fn run(script: Vec<Result<ModelReply, ModelError>>, policy: RetryPolicy) -> (Result<ModelReply, ModelError>, u32) {
+        let inner = Arc::new(Scripted(Mutex::new(script.into()), Mutex::new(0)));
+        let model = Retrying::new(inner.clone(), policy);
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let req = ChatRequest { system: "", messages: &[], tools: &[], temperature: None };
+        let out = rt.block_on(model.chat(req));
+        let calls = *inner.1.lock().unwrap();
+        (out, calls)
+    }
+
+    #[test]
+    fn transient_errors_are_retried_until_success() {
+        let (out, calls) = run(vec![transient("HTTP 503"), transient("reset"), Ok(reply())], fast(5));
+        assert_eq!(out.unwrap().text, "ok");
+        assert_eq!(calls, 3);
+    }
+
+    #[test]
+    fn a_storm_ends_in_a_fatal_error_naming_attempts_and_last_error() {
+        let (out, calls) = run((0..4).map(|i| transient(&format!("HTTP 500 #{i}"))).collect(), fast(4));
+        assert_eq!(calls, 4);
+        let Err(ModelError::Fatal(m)) = out else { panic!("{out:?}") };
+        assert!(m.starts_with("scripted: gave up after 4 attempts"), "{m}");
+        assert!(m.ends_with("last error: HTTP 500 #3"), "{m}");
+    }
+
+    #[test]
+    fn fatal_errors_are_not_retried() {
+        let (out, calls) = run(vec![Err(ModelError::Fatal("HTTP 401".into())), Ok(reply())], fast(5));
+        assert_eq!(out, Err(ModelError::Fatal("HTTP 401".into())));
+        assert_eq!(calls, 1);
+    }
+
+    #[test]
+    fn a_retry_after_past_the_budget_gives_up_at_once() {
+        let mut policy = fast(5);
+        policy.max_elapsed = Duration::from_secs(5);
+        let wait =
+            Err(ModelError::Transient { message: "HTTP 429".into(), retry_after: Some(Duration::from_secs(3600)) });
+        let (out, calls) = run(vec![wait], policy);
+        assert_eq!(calls, 1);
+        let Err(ModelError::Fatal(m)) = out else { panic!("{out:?}") };
+        assert!(m.contains("would pass the 5 s retry budget") && m.contains("HTTP 429"), "{m}");
+    }
+
+    #[test]
+    fn backoff_doubles_within_jitter_and_caps() {
+        let p = RetryPolicy {
+            max_attempts: 10,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(1000),
+            max_elapsed: Duration::from_secs(60),
+        };
+        for _ in 0..50 {
+            let d1 = p.backoff(1);
+            assert!(d1 >= Duration::from_millis(50) && d1 <= Duration::from_millis(100), "{d1:?}");
+            let d3 = p.backoff(3);
+            assert!(d3 >= Duration::from_millis(200) && d3 <= Duration::from_millis(400), "{d3:?}");
+            let d9 = p.backoff(9);
+            assert!(d9 >= Duration::from_millis(500) && d9 <= Duration::from_millis(1000), "{d9:?}");
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! Protocol tests of the HTTP providers and the judge against loopback fake
+//! servers that reproduce each provider's documented request and response JSON.
+
+mod fake;
+mod faults;
+mod gemini;
+mod judge;
+mod ollama;
+mod openai;
