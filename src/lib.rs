@@ -11,3 +11,4 @@ pub mod provider;
 pub mod report;
 pub mod score;
 pub mod suite;
+pub mod vault;
