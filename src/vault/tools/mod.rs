@@ -3,7 +3,7 @@
 //! past sessions, skills (`scribe`). Each follows `docs/tools.md` exactly.
 
 mod read;
-mod scribe;
+pub mod scribe;
 mod write;
 
 use std::path::Path;
