@@ -13,4 +13,5 @@ pub mod provider;
 pub mod report;
 pub mod score;
 pub mod suite;
+pub mod sweep;
 pub mod vault;
