@@ -168,6 +168,25 @@ fn task_filter_and_missing_references_are_clear() {
     assert!(stderr(&out).contains("no task id in evals starts with `zzz`"), "{}", stderr(&out));
     let out = vaultbench(&["run", "--suite", "evals"], dir.path());
     assert_eq!(out.status.code(), Some(2), "--provider is required");
+    // A gemini model needs a price before anything runs (this suite has no pricing.toml).
+    let out = vaultbench(&["run", "--suite", "evals", "--provider", "gemini"], dir.path());
+    assert!(
+        stderr(&out).contains("--model ID (or --models A,B) is required for provider `gemini`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = vaultbench(&["run", "--suite", "evals", "--provider", "gemini", "--model", "gemini-x"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("gemini model `gemini-x` has no price") && stderr(&out).contains("--allow-unpriced"),
+        "{}",
+        stderr(&out)
+    );
+    let out = vaultbench(
+        &["run", "--suite", "evals", "--provider", "gemini", "--model", "gemini-x", "--allow-unpriced"],
+        dir.path(),
+    );
+    assert!(stderr(&out).contains("warning: gemini model `gemini-x` is unpriced"), "{}", stderr(&out));
     let out = vaultbench(&run_args(&["--shard", "3/2"]), dir.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("invalid shard `3/2`"), "{}", stderr(&out));

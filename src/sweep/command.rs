@@ -212,6 +212,9 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
     let references = args.references.clone().unwrap_or_else(|| args.suite.join("references"));
     let models: Vec<Option<String>> =
         if args.models.is_empty() { vec![args.model.clone()] } else { args.models.iter().cloned().map(Some).collect() };
+    if provider_name != "reference" && models.iter().any(Option::is_none) {
+        bail!("--model ID (or --models A,B) is required for provider `{provider_name}`");
+    }
     let table_path = args.suite.join("pricing.toml");
     let table = if table_path.is_file() { Some(PriceTable::load(&table_path)?) } else { None };
     let judge = judge::configured();
@@ -222,14 +225,16 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
     // Everything is checked for every model before any sweep starts.
     let mut plans = Vec::new();
     for model in &models {
-        let options = ProviderOptions { references_dir: references.clone() };
-        let source = provider::build(&provider_name, model.as_deref(), &options)?;
-        source.check(&selected)?;
+        // Prices first: an unpriced model stops the run before any provider is contacted.
+        let model_id = model.as_deref().unwrap_or("reference");
         let (pricing, warning) =
-            pricing::for_model(table.as_ref(), &table_path, &provider_name, source.model_id(), args.allow_unpriced)?;
+            pricing::for_model(table.as_ref(), &table_path, &provider_name, model_id, args.allow_unpriced)?;
         if let Some(w) = warning {
             writeln!(err, "warning: {w}")?;
         }
+        let options = ProviderOptions { references_dir: references.clone() };
+        let source = provider::build(&provider_name, model.as_deref(), &options)?;
+        source.check(&selected)?;
         let manifest = Manifest {
             run_id: RunId(String::new()),
             git_sha: git_sha.clone(),
