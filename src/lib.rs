@@ -4,11 +4,15 @@
 //! -> task results and aggregate (`report`) -> result file (`format`) ->
 //! baseline -> published table. `main.rs` only parses arguments and prints.
 
+pub mod agent;
 pub mod format;
 pub mod fsio;
 pub mod jsnum;
 pub mod judge;
+pub mod pricing;
 pub mod provider;
 pub mod report;
 pub mod score;
 pub mod suite;
+pub mod sweep;
+pub mod vault;

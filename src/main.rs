@@ -1,5 +1,5 @@
 //! The `vaultbench` command line: parses arguments, calls the library, prints,
-//! and decides the exit code (0 ok, 1 failure, 2 usage).
+//! and decides the exit code (0 ok, 1 failure, 2 usage, 130/143 interrupted).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 use vaultbench::format::calibration::CalibrationFile;
 use vaultbench::report::{self, aggregate, bless, calibrate, compare, rescore, summary};
+use vaultbench::sweep::command::{self as sweep_command, RunArgs, Status};
 use vaultbench::{fsio, jsnum, judge};
 
 #[derive(Parser)]
@@ -21,7 +22,8 @@ use vaultbench::{fsio, jsnum, judge};
                   baselines per (provider, model), flags regressions against them, and publishes the results.\n\n\
                   Typical loop: `vaultbench run --provider gemini --model gemini-2.5-flash --repeat 5`, read the \
                   summary, then `vaultbench bless` to make it the baseline.",
-    after_help = "Exit status: 0 ok, 1 failure (including regressions and disagreements), 2 usage error."
+    after_help = "Exit status: 0 ok, 1 failure (including regressions and disagreements), 2 usage error, \
+                  130/143 interrupted by SIGINT/SIGTERM."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -30,6 +32,23 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run every task of a suite k times against a model and score each run.
+    ///
+    /// Each run gets a fresh vault (the task's fixture in eval-scratch/), the
+    /// embedded agent and the vault tools. Writes <results>/<run-id>.json and a
+    /// transcript per run, prints the summary and the regression check against
+    /// <baselines>/<provider>-<model>.json. Ctrl-C saves what finished (resume
+    /// with --resume RUN_ID).
+    Run(Box<RunArgs>),
+    /// Join the results of `run --shard I/N` into one result.
+    Merge {
+        /// The shard result files, every shard exactly once.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        /// Where to write the merged result (default: <first shard>-merged.json).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Summarize a result file: solve^k by tier, flaky tasks, turns, cost.
     ///
     /// The figures are re-derived from the runs; if the file's stored figures
@@ -112,11 +131,16 @@ enum Command {
 #[derive(Subcommand)]
 enum SuiteCommand {
     /// Validate every task (schema, regexes compile with their flags, fixtures
-    /// exist, ids unique) and print the tier and category counts.
+    /// exist, ids unique), replay every reference trajectory (each must solve
+    /// its task) and run the silent and dump adversaries (neither may solve
+    /// any task); print the tier and category counts and every failure.
     Check {
         /// The suite folder, holding tasks/ and fixtures/.
         #[arg(long, value_name = "DIR", default_value = "evals")]
         suite: PathBuf,
+        /// The reference trajectories [default: <suite>/references].
+        #[arg(long, value_name = "DIR")]
+        references: Option<PathBuf>,
     },
 }
 
@@ -201,7 +225,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Rescore { result, json, write, judge, suite } => {
             cmd_rescore(&result, json, write.as_deref(), judge.then_some(suite.as_path()))
         }
-        Command::Suite { command: SuiteCommand::Check { suite } } => cmd_suite_check(&suite),
+        Command::Run(args) => status(sweep_command::run(*args, &mut std::io::stdout(), &mut std::io::stderr())),
+        Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut std::io::stdout())),
+        Command::Suite { command: SuiteCommand::Check { suite, references } } => {
+            status(sweep_command::suite_check(&suite, references, &mut std::io::stdout(), &mut std::io::stderr()))
+        }
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {
             let path = file.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
             let file: CalibrationFile = fsio::read_json(&path)?;
@@ -279,30 +307,12 @@ fn cmd_calibrate_judge(
     Ok(if run.asked > 0 && run.agreement.evaluated == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-fn cmd_suite_check(root: &Path) -> Result<ExitCode> {
-    let suite = match vaultbench::suite::Suite::load(root) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            return Ok(ExitCode::FAILURE);
-        }
-    };
-    for w in &suite.warnings {
-        eprintln!("{w}");
-    }
-    println!("{} tasks in {}", suite.tasks.len(), root.display());
-    let mut tiers = std::collections::BTreeMap::new();
-    let mut categories = std::collections::BTreeMap::new();
-    for t in &suite.tasks {
-        *tiers.entry(t.difficulty.as_str()).or_insert(0) += 1;
-        *categories.entry(t.category.as_str()).or_insert(0) += 1;
-    }
-    let list = |m: &std::collections::BTreeMap<&str, i32>| {
-        m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
-    };
-    println!("tiers: {}", list(&tiers));
-    println!("categories: {}", list(&categories));
-    Ok(ExitCode::SUCCESS)
+fn status(result: Result<Status>) -> Result<ExitCode> {
+    Ok(match result? {
+        Status::Ok => ExitCode::SUCCESS,
+        Status::Failed => ExitCode::FAILURE,
+        Status::Interrupted(signal) => ExitCode::from(signal.exit_code()),
+    })
 }
 
 fn cmd_report(path: &Path, json: bool) -> Result<ExitCode> {

@@ -13,10 +13,17 @@ pub mod openai;
 pub mod retry;
 mod wire;
 
+pub mod adversary;
+pub mod reference;
+
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::format::task::Task;
 
 pub use crate::score::BoxFuture;
 
@@ -118,4 +125,73 @@ pub trait Model: Send + Sync {
     /// Whether the provider reports cached prompt tokens (null cache figures otherwise).
     fn reports_cache(&self) -> bool;
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>>;
+}
+
+/// Where a sweep gets the model for each run. HTTP providers hand out one
+/// shared client ([`Shared`]); the reference provider a model per task.
+pub trait ModelSource: Send + Sync {
+    fn provider(&self) -> &str;
+    fn model_id(&self) -> &str;
+    /// The model that runs `task`.
+    fn model_for(&self, task: &Task) -> anyhow::Result<Arc<dyn Model>>;
+    /// Fail before a sweep starts when some of `tasks` cannot be run
+    /// (e.g. a missing reference trajectory). Default: nothing to check.
+    fn check(&self, _tasks: &[&Task]) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// One model for every task.
+pub struct Shared(pub Arc<dyn Model>);
+
+impl ModelSource for Shared {
+    fn provider(&self) -> &str {
+        self.0.provider()
+    }
+    fn model_id(&self) -> &str {
+        self.0.model_id()
+    }
+    fn model_for(&self, _task: &Task) -> anyhow::Result<Arc<dyn Model>> {
+        Ok(self.0.clone())
+    }
+}
+
+/// What providers may need from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderOptions {
+    /// The reference provider's trajectories (`<suite>/references` by default).
+    pub references_dir: PathBuf,
+}
+
+/// The providers this build knows.
+pub const PROVIDERS: &[&str] = &["gemini", "ollama", "openai", "reference"];
+
+/// The registry: a model source for `provider` and `model_id`.
+pub fn build(
+    provider: &str,
+    model_id: Option<&str>,
+    options: &ProviderOptions,
+) -> anyhow::Result<Arc<dyn ModelSource>> {
+    match provider {
+        "reference" => Ok(Arc::new(reference::ReferenceSource {
+            dir: options.references_dir.clone(),
+            model_id: model_id.unwrap_or("reference").to_string(),
+        })),
+        p if http::PROVIDERS.contains(&p) => {
+            let model_id = model_id.ok_or_else(|| anyhow::anyhow!("provider `{p}` needs a model: pass --model ID"))?;
+            Ok(Arc::new(Shared(http::build(p, model_id)?)))
+        }
+        other => anyhow::bail!("unknown provider `{other}`; this build knows: {}", PROVIDERS.join(", ")),
+    }
+}
+
+/// Concurrent runs when `--jobs` is not given: many for the in-process
+/// reference provider, a few for a hosted API, one for a local server that
+/// would only queue parallel requests.
+pub fn default_jobs(provider: &str) -> usize {
+    match provider {
+        "reference" => 8,
+        "ollama" | "openai" => 1,
+        _ => 4,
+    }
 }

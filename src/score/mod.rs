@@ -29,6 +29,9 @@ pub enum RunEnd {
     TimedOut,
     /// `maxTurns` model calls without a final answer.
     TurnLimit,
+    /// A harness fault (a model call that failed after retries, a vault that
+    /// could not be prepared) ended the run; its `harness_errors` say which.
+    HarnessError,
 }
 
 /// What the agent observed during one run.

@@ -32,12 +32,30 @@ pub fn upstream_baselines(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Model and judge settings a developer's shell may hold; tests never inherit them.
+pub const PROVIDER_ENV: &[&str] = &[
+    "GEMINI_API_KEY",
+    "GEMINI_BASE_URL",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "OLLAMA_HOST",
+    "EVAL_JUDGE_PROVIDER",
+    "EVAL_JUDGE_MODEL",
+    "EVAL_JUDGE_API_KEY",
+    "EVAL_JUDGE_BASE_URL",
+];
+
+/// The real binary, without the caller's provider and judge settings.
+pub fn command() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vaultbench"));
+    for var in PROVIDER_ENV {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
 pub fn vaultbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vaultbench"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("the vaultbench binary runs")
+    command().args(args).current_dir(cwd).output().expect("the vaultbench binary runs")
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -1,0 +1,252 @@
+//! The embedded agent: one run of one request against a model, with the
+//! vault tools. It sends the system prompt, the tool declarations and the
+//! conversation; executes the tool calls the model asks for and feeds the
+//! answers back; and stops at a final answer (a reply without tool calls),
+//! after `maxTurns` model calls, or at `timeoutMs`. It records a transcript
+//! and the run's metrics.
+//!
+//! It knows nothing of rubrics or scoring (the runner scores what it
+//! returns), nor of retries (a model error here is final: the provider's
+//! retry wrapper has already tried again).
+
+pub mod prompt;
+pub mod transcript;
+
+use std::time::{Duration, Instant};
+
+use crate::format::result::RunMetrics;
+use crate::jsnum;
+use crate::pricing::{self, Pricing};
+use crate::provider::{ChatRequest, Message, Model, ToolSpec, Usage};
+use crate::vault::{LoopDetector, Toolbox, Vault};
+
+pub use transcript::{End, Event, Transcript};
+
+/// What the agent is asked to do: the request and its limits, no rubric.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub user_message: &'a str,
+    /// Vault paths attached to the first message.
+    pub context_files: &'a [String],
+    pub max_turns: u32,
+    pub timeout: Duration,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    Answered,
+    TurnLimit,
+    TimedOut,
+    /// A model call failed (after the provider's retries) or the first
+    /// message could not be built: a harness fault, not the model's.
+    HarnessError,
+}
+
+impl Ending {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ending::Answered => "answered",
+            Ending::TurnLimit => "turn_limit",
+            Ending::TimedOut => "timed_out",
+            Ending::HarnessError => "harness_error",
+        }
+    }
+}
+
+/// Everything a run produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub response_text: String,
+    /// Tool names in call order (every call the model made, refused ones included).
+    pub tool_list: Vec<String>,
+    /// Harness faults; empty when the run ended on the model's behaviour.
+    pub errors: Vec<String>,
+    pub ending: Ending,
+    pub metrics: RunMetrics,
+    pub transcript: Transcript,
+}
+
+/// The conversation so far. It lives outside the future that drives it so
+/// that a timeout, which drops that future, keeps everything recorded.
+struct State {
+    started: Instant,
+    messages: Vec<Message>,
+    events: Vec<Event>,
+    /// Usage of each completed model call.
+    usages: Vec<Usage>,
+    /// Model calls sent, including one that failed or was cut by the timeout.
+    turns: u32,
+    tool_list: Vec<String>,
+    loops: LoopDetector,
+    response_text: String,
+    errors: Vec<String>,
+}
+
+impl State {
+    fn elapsed_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+}
+
+/// Run `request` against `model` in `vault`.
+pub async fn run(
+    model: &dyn Model,
+    vault: &Vault,
+    toolbox: &Toolbox,
+    request: Request<'_>,
+    pricing: &Pricing,
+) -> Outcome {
+    let mut state = State {
+        started: Instant::now(),
+        messages: Vec::new(),
+        events: Vec::new(),
+        usages: Vec::new(),
+        turns: 0,
+        tool_list: Vec::new(),
+        loops: LoopDetector::default(),
+        response_text: String::new(),
+        errors: Vec::new(),
+    };
+    let system = prompt::system_prompt(vault);
+    let specs = toolbox.specs();
+    let (ending, detail) = match prompt::first_message(vault, request.user_message, request.context_files) {
+        Err(e) => {
+            state.errors.push(e.clone());
+            (Ending::HarnessError, e)
+        }
+        Ok(first) => {
+            state.events.push(Event::UserMessage { text: first.clone() });
+            state.messages.push(Message::User { text: first });
+            let conversation = converse(&mut state, model, vault, toolbox, &system, &specs, request.max_turns);
+            match tokio::time::timeout(request.timeout, conversation).await {
+                Ok(end) => end,
+                Err(_) => {
+                    (Ending::TimedOut, format!("no final answer within timeoutMs = {} ms", request.timeout.as_millis()))
+                }
+            }
+        }
+    };
+    let duration_ms = state.elapsed_ms();
+    let metrics = metrics(&state, model.reports_cache(), pricing, duration_ms);
+    Outcome {
+        response_text: state.response_text,
+        tool_list: state.tool_list,
+        errors: state.errors,
+        ending,
+        metrics,
+        transcript: Transcript {
+            system_prompt: system,
+            tools: specs.into_iter().map(|s| s.name).collect(),
+            events: state.events,
+            end: End { reason: ending.as_str().to_string(), detail, duration_ms },
+        },
+    }
+}
+
+async fn converse(
+    state: &mut State,
+    model: &dyn Model,
+    vault: &Vault,
+    toolbox: &Toolbox,
+    system: &str,
+    specs: &[ToolSpec],
+    max_turns: u32,
+) -> (Ending, String) {
+    loop {
+        if state.turns >= max_turns {
+            return (Ending::TurnLimit, format!("maxTurns = {max_turns} model calls made without a final answer"));
+        }
+        state.turns += 1;
+        let turn = state.turns;
+        let at_ms = state.elapsed_ms();
+        let sent = Instant::now();
+        let request = ChatRequest { system, messages: &state.messages, tools: specs, temperature: None };
+        let reply = match model.chat(request).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                let message = format!("model call {turn} failed: {e}");
+                state.events.push(Event::ModelError { turn, at_ms, message: message.clone() });
+                state.errors.push(message.clone());
+                return (Ending::HarnessError, message);
+            }
+        };
+        state.usages.push(reply.usage);
+        state.events.push(Event::ModelCall {
+            turn,
+            at_ms,
+            duration_ms: sent.elapsed().as_millis() as u64,
+            usage: reply.usage,
+            text: reply.text.clone(),
+            tool_calls: reply.tool_calls.clone(),
+        });
+        state.messages.push(Message::Assistant {
+            text: reply.text.clone(),
+            tool_calls: reply.tool_calls.clone(),
+            raw: reply.raw.clone(),
+        });
+        if reply.tool_calls.is_empty() {
+            state.response_text = reply.text;
+            return (Ending::Answered, format!("final answer after {turn} model calls"));
+        }
+        for call in &reply.tool_calls {
+            // Tools run inline: they are local file operations of microseconds
+            // to a few milliseconds, and running them on this task means a
+            // timeout or cancellation can never leave one writing to the vault
+            // after the run has been scored.
+            let began = Instant::now();
+            let answer =
+                toolbox.dispatch(vault, &mut state.loops, &call.name, &call.arguments, call.malformed.as_deref());
+            let (result, result_truncated) = transcript::stored_result(&answer.content);
+            state.tool_list.push(call.name.clone());
+            state.events.push(Event::ToolCall {
+                turn,
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                success: answer.is_success(),
+                result,
+                result_truncated,
+                loop_fired: answer.loop_fired,
+                duration_us: began.elapsed().as_micros() as u64,
+            });
+            state.messages.push(Message::ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: answer.content,
+            });
+        }
+        // Let a timeout or cancellation in between turns, even against a
+        // model that answers without ever waiting.
+        tokio::task::yield_now().await;
+    }
+}
+
+fn metrics(state: &State, reports_cache: bool, pricing: &Pricing, duration_ms: u64) -> RunMetrics {
+    // The largest prompt, and the cached part of that same call.
+    let peak = state.usages.iter().fold(None::<&Usage>, |best, u| match best {
+        Some(b) if b.prompt_tokens >= u.prompt_tokens => Some(b),
+        _ => Some(u),
+    });
+    let prompt_tokens = peak.map_or(0, |u| u.prompt_tokens);
+    let cached_tokens = reports_cache.then(|| peak.and_then(|u| u.cached_tokens).unwrap_or(0));
+    let cache_ratio = cached_tokens
+        .filter(|_| prompt_tokens > 0)
+        .map(|c| jsnum::round(c as f64 / prompt_tokens as f64, 3))
+        .or(if reports_cache { Some(0.0) } else { None });
+    RunMetrics {
+        turns: state.turns,
+        tool_calls: state.tool_list.len() as u32,
+        prompt_tokens,
+        cached_tokens,
+        cache_ratio,
+        output_tokens: state.usages.iter().map(|u| u.output_tokens).sum(),
+        cost_usd: pricing::cost(pricing, &state.usages),
+        loop_fires: state.loops.fires(),
+        duration_ms,
+        tool_list: state.tool_list.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,205 @@
+//! The agent loop against scripted models.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::pricing::Price;
+use crate::provider::{BoxFuture, ModelError, ModelReply, ToolCall};
+use crate::vault::tools::testing::TestVault;
+
+/// Replies in order; the last one repeats. Optionally waits before each.
+struct Scripted {
+    replies: Mutex<Vec<Result<ModelReply, ModelError>>>,
+    seen: Mutex<Vec<usize>>,
+    cache: bool,
+    delay: Duration,
+}
+
+fn call(name: &str, args: Value) -> ToolCall {
+    ToolCall { id: format!("c-{name}"), name: name.into(), arguments: args, malformed: None }
+}
+
+fn reply(text: &str, calls: Vec<ToolCall>, usage: (u64, Option<u64>, u64)) -> Result<ModelReply, ModelError> {
+    Ok(ModelReply {
+        text: text.into(),
+        tool_calls: calls,
+        usage: Usage { prompt_tokens: usage.0, cached_tokens: usage.1, output_tokens: usage.2 },
+        raw: None,
+    })
+}
+
+impl Scripted {
+    fn new(replies: Vec<Result<ModelReply, ModelError>>) -> Scripted {
+        Scripted { replies: Mutex::new(replies), seen: Mutex::new(Vec::new()), cache: false, delay: Duration::ZERO }
+    }
+}
+
+impl Model for Scripted {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+    fn model_id(&self) -> &str {
+        "s"
+    }
+    fn reports_cache(&self) -> bool {
+        self.cache
+    }
+    fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
+        Box::pin(async move {
+            self.seen.lock().unwrap().push(request.messages.len());
+            if !self.delay.is_zero() {
+                tokio::time::sleep(self.delay).await;
+            }
+            let mut replies = self.replies.lock().unwrap();
+            if replies.len() > 1 { replies.remove(0) } else { replies[0].clone() }
+        })
+    }
+}
+
+fn request(max_turns: u32) -> Request<'static> {
+    Request { user_message: "What is the budget?", context_files: &[], max_turns, timeout: Duration::from_secs(5) }
+}
+
+fn vault() -> TestVault {
+    TestVault::new(&[("eval-scratch/budget.md", "The approved budget is 88,000 marks.\n")])
+}
+
+fn run_with(model: &Scripted, v: &TestVault, req: Request<'_>, pricing: &Pricing) -> Outcome {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    rt.block_on(super::run(model, &v.vault, &Toolbox::standard(), req, pricing))
+}
+
+#[test]
+fn tool_calls_are_executed_and_fed_back_until_a_final_answer() {
+    let v = vault();
+    let model = Scripted::new(vec![
+        reply("", vec![call("find_files_by_content", json!({"query": "budget"}))], (100, None, 10)),
+        reply("Reading.", vec![call("read_file", json!({"path": "eval-scratch/budget.md"}))], (300, None, 20)),
+        reply("It is 88,000 marks.", vec![], (200, None, 5)),
+    ]);
+    let out = run_with(&model, &v, request(15), &Pricing::Free);
+    assert_eq!(out.ending, Ending::Answered);
+    assert_eq!(out.response_text, "It is 88,000 marks.");
+    assert_eq!(out.tool_list, ["find_files_by_content", "read_file"]);
+    assert!(out.errors.is_empty());
+    // user; +assistant+result; +assistant+result.
+    assert_eq!(*model.seen.lock().unwrap(), [1, 3, 5]);
+    let m = &out.metrics;
+    assert_eq!((m.turns, m.tool_calls, m.prompt_tokens, m.output_tokens), (3, 2, 300, 35));
+    assert_eq!((m.cached_tokens, m.cache_ratio, m.cost_usd, m.loop_fires), (None, None, 0.0, 0));
+    let tool_events: Vec<&Event> =
+        out.transcript.events.iter().filter(|e| matches!(e, Event::ToolCall { .. })).collect();
+    match tool_events[1] {
+        Event::ToolCall { name, success, result, .. } => {
+            assert_eq!(name, "read_file");
+            assert!(success);
+            assert_eq!(result["data"]["content"], "The approved budget is 88,000 marks.\n");
+        }
+        _ => unreachable!(),
+    }
+    assert_eq!(out.transcript.end.reason, "answered");
+    assert_eq!(out.transcript.tools.len(), 14);
+}
+
+#[test]
+fn cache_figures_come_from_the_largest_prompt_and_cost_from_every_call() {
+    let v = vault();
+    let mut model = Scripted::new(vec![
+        reply("", vec![call("list_files", json!({"path": ""}))], (10_000, Some(0), 100)),
+        reply("done", vec![], (12_000, Some(9_000), 200)),
+    ]);
+    model.cache = true;
+    let price = Pricing::Priced(Price { input: 0.30, cached_input: 0.03, output: 2.50 });
+    let out = run_with(&model, &v, request(15), &price);
+    let m = &out.metrics;
+    assert_eq!((m.prompt_tokens, m.cached_tokens, m.cache_ratio), (12_000, Some(9_000), Some(0.75)));
+    // (10000*.3 + 100*2.5) + (3000*.3 + 9000*.03 + 200*2.5) = 3250 + 1670 per 1M.
+    assert_eq!(m.cost_usd, 0.00492);
+}
+
+#[test]
+fn turn_limit_is_a_model_failure_recorded_in_the_transcript() {
+    let v = vault();
+    let model = Scripted::new(vec![reply("", vec![call("list_files", json!({"path": "eval-scratch"}))], (1, None, 1))]);
+    let out = run_with(&model, &v, request(4), &Pricing::Free);
+    assert_eq!(out.ending, Ending::TurnLimit);
+    assert!(out.errors.is_empty(), "hitting maxTurns is the model's failure, not the harness's");
+    assert_eq!(out.metrics.turns, 4);
+    // The fourth identical list_files was refused as a loop.
+    assert_eq!(out.metrics.loop_fires, 1);
+    assert_eq!(out.transcript.end.reason, "turn_limit");
+    assert!(out.transcript.end.detail.contains("maxTurns = 4"));
+}
+
+#[test]
+fn timeout_keeps_what_was_recorded() {
+    let v = vault();
+    let mut model = Scripted::new(vec![reply("", vec![call("list_files", json!({"path": ""}))], (1, None, 1))]);
+    model.delay = Duration::from_millis(40);
+    let req = Request { timeout: Duration::from_millis(100), ..request(50) };
+    let out = run_with(&model, &v, req, &Pricing::Free);
+    assert_eq!(out.ending, Ending::TimedOut);
+    assert!(out.errors.is_empty());
+    assert!(out.metrics.turns >= 2, "{}", out.metrics.turns);
+    assert!(!out.tool_list.is_empty());
+    assert_eq!(out.transcript.end.reason, "timed_out");
+}
+
+#[test]
+fn a_model_error_is_a_harness_error() {
+    let v = vault();
+    let model = Scripted::new(vec![
+        reply("", vec![call("list_files", json!({"path": ""}))], (5, None, 1)),
+        Err(ModelError::Fatal("HTTP 401: bad key".into())),
+    ]);
+    let out = run_with(&model, &v, request(15), &Pricing::Free);
+    assert_eq!(out.ending, Ending::HarnessError);
+    assert_eq!(out.errors, ["model call 2 failed: HTTP 401: bad key"]);
+    assert_eq!(out.metrics.turns, 2);
+    assert!(out.transcript.events.iter().any(|e| matches!(e, Event::ModelError { turn: 2, .. })));
+}
+
+#[test]
+fn malformed_and_unknown_calls_are_fed_back_as_tool_errors() {
+    let v = vault();
+    let mut bad = call("read_file", json!({}));
+    bad.malformed = Some("arguments were not valid JSON: `{path:`".into());
+    let model = Scripted::new(vec![
+        reply("", vec![bad, call("teleport", json!({"to": "mars"}))], (1, None, 1)),
+        reply("I could not read it.", vec![], (1, None, 1)),
+    ]);
+    let out = run_with(&model, &v, request(15), &Pricing::Free);
+    assert_eq!(out.ending, Ending::Answered);
+    assert_eq!(out.tool_list, ["read_file", "teleport"]);
+    let errors: Vec<String> = out
+        .transcript
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall { success: false, result, .. } => Some(result["error"].as_str().unwrap().to_string()),
+            _ => None,
+        })
+        .collect();
+    assert!(errors[0].starts_with("malformed arguments for `read_file`"), "{errors:?}");
+    assert!(errors[1].starts_with("unknown tool `teleport`"), "{errors:?}");
+}
+
+#[test]
+fn context_files_reach_the_first_message() {
+    let v = vault();
+    let model = Scripted::new(vec![reply("88,000", vec![], (1, None, 1))]);
+    let files = vec!["eval-scratch/budget.md".to_string()];
+    let req = Request { context_files: &files, ..request(5) };
+    let out = run_with(&model, &v, req, &Pricing::Free);
+    match &out.transcript.events[0] {
+        Event::UserMessage { text } => assert!(text.contains("<context_file path=\"eval-scratch/budget.md\">")),
+        other => panic!("{other:?}"),
+    }
+    let files = vec!["eval-scratch/missing.md".to_string()];
+    let out = run_with(&model, &v, Request { context_files: &files, ..request(5) }, &Pricing::Free);
+    assert_eq!(out.ending, Ending::HarnessError);
+    assert!(out.errors[0].contains("eval-scratch/missing.md"));
+}

@@ -1,0 +1,228 @@
+//! One cell of a sweep: one run of one task. Prepares a fresh vault (the
+//! fixture copied to `eval-scratch/`, `setup` files at their paths), runs the
+//! agent, snapshots the files the task's assertions name, scores the run and
+//! builds its record. Persisting the record is the caller's business.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::{self, Ending, Request, Transcript};
+use crate::format::result::{RunMetrics, RunRecord};
+use crate::format::task::{Task, VaultAssertion};
+use crate::pricing::Pricing;
+use crate::provider::Model;
+use crate::score::{self, Judge, RunEnd, RunEvidence, VaultState};
+use crate::vault::{Toolbox, Vault};
+
+/// What every cell of a sweep shares.
+pub struct CellEnv<'a> {
+    pub suite_root: &'a Path,
+    pub toolbox: &'a Toolbox,
+    pub pricing: &'a Pricing,
+    pub judge: Option<&'a dyn Judge>,
+}
+
+/// A finished cell: its record (without `transcript_path`) and transcript.
+pub struct CellOutput {
+    pub record: RunRecord,
+    pub transcript: Transcript,
+}
+
+/// The transcript file of one run (`<results>/<stem>/<task>-<n>.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TranscriptFile {
+    pub run_id: String,
+    pub task_id: String,
+    pub run: u32,
+    pub provider: String,
+    pub model: String,
+    /// Where the run's vault was kept (`--keep-artifacts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vault: Option<String>,
+    pub passed: bool,
+    pub solved: bool,
+    pub errors: Vec<String>,
+    #[serde(flatten)]
+    pub transcript: Transcript,
+}
+
+/// Where the vault of a cell lives: a temporary folder removed afterwards,
+/// or a kept folder.
+enum VaultDir {
+    Temporary(tempfile::TempDir),
+    Kept(PathBuf),
+}
+
+impl VaultDir {
+    fn path(&self) -> &Path {
+        match self {
+            VaultDir::Temporary(t) => t.path(),
+            VaultDir::Kept(p) => p,
+        }
+    }
+}
+
+/// Run `task` once against `model`. `keep` names a folder to keep the vault in.
+pub async fn run(env: &CellEnv<'_>, task: &Task, model: &dyn Model, keep: Option<PathBuf>) -> CellOutput {
+    let dir = match prepare(env.suite_root, task, keep) {
+        Ok(dir) => dir,
+        Err(e) => return harness_failure(env, task, format!("preparing the vault: {e}")).await,
+    };
+    let vault = match Vault::open(dir.path()) {
+        Ok(v) => v,
+        Err(e) => return harness_failure(env, task, format!("opening the vault {}: {e}", dir.path().display())).await,
+    };
+    let request = Request {
+        user_message: &task.user_message,
+        context_files: &task.context_files,
+        max_turns: task.max_turns,
+        timeout: Duration::from_millis(task.timeout_ms),
+    };
+    let outcome = agent::run(model, &vault, env.toolbox, request, env.pricing).await;
+    let state = snapshot(&vault, env.suite_root, task);
+    let end = match outcome.ending {
+        Ending::Answered => RunEnd::Answered,
+        Ending::TurnLimit => RunEnd::TurnLimit,
+        Ending::TimedOut => RunEnd::TimedOut,
+        Ending::HarnessError => RunEnd::HarnessError,
+    };
+    let evidence = RunEvidence {
+        response_text: &outcome.response_text,
+        tool_list: &outcome.tool_list,
+        harness_errors: &outcome.errors,
+        end,
+    };
+    let verdict = score::score_run(task, &evidence, &state, env.judge).await;
+    drop(dir);
+    CellOutput {
+        record: RunRecord {
+            id: task.id.clone(),
+            passed: verdict.passed,
+            solved: verdict.solved,
+            response_text: outcome.response_text,
+            metrics: outcome.metrics,
+            errors: outcome.errors,
+            solve_details: verdict.solve_details,
+            timed_out: (outcome.ending == Ending::TimedOut).then_some(true),
+            transcript_path: String::new(),
+        },
+        transcript: outcome.transcript,
+    }
+}
+
+/// A run that could not start: a harness error, scored like any run.
+pub async fn harness_failure(env: &CellEnv<'_>, task: &Task, error: String) -> CellOutput {
+    let errors = vec![error.clone()];
+    let evidence =
+        RunEvidence { response_text: "", tool_list: &[], harness_errors: &errors, end: RunEnd::HarnessError };
+    let verdict = score::score_run(task, &evidence, &VaultState::default(), env.judge).await;
+    CellOutput {
+        record: RunRecord {
+            id: task.id.clone(),
+            passed: false,
+            solved: false,
+            response_text: String::new(),
+            metrics: RunMetrics {
+                turns: 0,
+                tool_calls: 0,
+                prompt_tokens: 0,
+                cached_tokens: None,
+                cache_ratio: None,
+                output_tokens: 0,
+                cost_usd: 0.0,
+                loop_fires: 0,
+                duration_ms: 0,
+                tool_list: vec![],
+            },
+            errors,
+            solve_details: verdict.solve_details,
+            timed_out: None,
+            transcript_path: String::new(),
+        },
+        transcript: Transcript {
+            system_prompt: String::new(),
+            tools: vec![],
+            events: vec![],
+            end: agent::End { reason: Ending::HarnessError.as_str().into(), detail: error, duration_ms: 0 },
+        },
+    }
+}
+
+/// A fresh vault for `task`.
+fn prepare(suite_root: &Path, task: &Task, keep: Option<PathBuf>) -> Result<VaultDir, String> {
+    let dir = match keep {
+        Some(path) => {
+            if path.exists() {
+                fs::remove_dir_all(&path).map_err(|e| format!("clearing {}: {e}", path.display()))?;
+            }
+            fs::create_dir_all(&path).map_err(|e| format!("creating {}: {e}", path.display()))?;
+            VaultDir::Kept(path)
+        }
+        None => VaultDir::Temporary(
+            tempfile::Builder::new()
+                .prefix(&format!("vaultbench-{}-", task.id))
+                .tempdir()
+                .map_err(|e| format!("creating a temporary folder: {e}"))?,
+        ),
+    };
+    let fixtures = suite_root.join("fixtures");
+    let scratch = dir.path().join("eval-scratch");
+    match &task.fixture {
+        Some(name) => copy_tree(&fixtures.join(name), &scratch)?,
+        None => fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?,
+    }
+    for s in &task.setup {
+        let to = dir.path().join(&s.path);
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
+        }
+        let from = fixtures.join(&s.from);
+        fs::copy(&from, &to).map_err(|e| format!("copying setup file {} to {}: {e}", from.display(), s.path))?;
+    }
+    Ok(dir)
+}
+
+/// Copy a fixture folder. Fixtures are plain files and folders: a symbolic
+/// link could point the run outside its vault, so it is an error.
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    for entry in walkdir::WalkDir::new(from).follow_links(false) {
+        let entry = entry.map_err(|e| format!("reading fixture {}: {e}", from.display()))?;
+        let rel = entry.path().strip_prefix(from).expect("walkdir stays below its root");
+        let target = to.join(rel);
+        let kind = entry.file_type();
+        if kind.is_dir() {
+            fs::create_dir_all(&target).map_err(|e| format!("creating {}: {e}", target.display()))?;
+        } else if kind.is_file() {
+            fs::copy(entry.path(), &target).map_err(|e| format!("copying {}: {e}", entry.path().display()))?;
+        } else {
+            return Err(format!("fixture entry {} is not a plain file or folder", entry.path().display()));
+        }
+    }
+    Ok(())
+}
+
+/// The files the task's assertions name, as the run left them, and the
+/// fixture files `fileUnchanged` compares with.
+fn snapshot(vault: &Vault, suite_root: &Path, task: &Task) -> VaultState {
+    let mut state = VaultState::default();
+    for a in &task.vault_assertions {
+        let rel = a.path();
+        // A path the tools would refuse (a link out of the vault) reads as absent.
+        if !state.files.contains_key(rel)
+            && let Ok(path) = vault.resolve(rel)
+            && path.abs.symlink_metadata().is_ok_and(|m| m.is_file())
+            && let Ok(bytes) = fs::read(&path.abs)
+        {
+            state.files.insert(rel.to_string(), bytes);
+        }
+        if let (VaultAssertion::FileUnchanged { fixture, .. }, Some(dir)) = (a, &task.fixture)
+            && let Ok(bytes) = fs::read(suite_root.join("fixtures").join(dir).join(fixture))
+        {
+            state.fixtures.insert(fixture.clone(), bytes);
+        }
+    }
+    state
+}

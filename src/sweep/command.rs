@@ -1,0 +1,405 @@
+//! The `run`, `merge` and `suite check` commands: argument handling and
+//! console output around the sweep machinery. They return a status; `main`
+//! turns it into an exit code.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use super::progress::Console;
+use super::shard::{self, Shard};
+use super::store::{Manifest, Store};
+use super::{Interrupt, Sweep, check, comparison, judge, signal};
+use crate::format::result::{ResultFile, RunId};
+use crate::format::task::Task;
+use crate::pricing::{self, PriceTable};
+use crate::provider::{self, ProviderOptions};
+use crate::report::{self, aggregate, bless, compare, summary};
+use crate::suite::Suite;
+use crate::vault::Toolbox;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The suite folder: tasks/, fixtures/, references/ and pricing.toml.
+    #[arg(long, value_name = "DIR", default_value = "evals")]
+    pub suite: PathBuf,
+    /// Where results and transcripts are written.
+    #[arg(long, value_name = "DIR", default_value = "evals/results")]
+    pub results: PathBuf,
+    /// Where blessed baselines live (for the regression check).
+    #[arg(long, value_name = "DIR", default_value = "evals/baselines")]
+    pub baselines: PathBuf,
+    /// Run only the tasks whose id starts with PREFIX.
+    #[arg(long, value_name = "PREFIX")]
+    pub task: Option<String>,
+    /// The provider of the model under test.
+    #[arg(long, value_name = "P", required_unless_present = "resume")]
+    pub provider: Option<String>,
+    /// The model id (the reference provider defaults to `reference`).
+    #[arg(long, value_name = "ID", conflicts_with = "models")]
+    pub model: Option<String>,
+    /// Several models, one sweep each, plus a side-by-side Markdown report.
+    #[arg(long, value_name = "A,B", value_delimiter = ',', num_args = 1)]
+    pub models: Vec<String>,
+    /// Runs per task (k) [default: 1].
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: Option<u32>,
+    /// Concurrent runs [default: 8 for reference, 1 for ollama and openai, 4 otherwise].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Continue an interrupted or killed sweep; finished runs are not redone.
+    #[arg(long, value_name = "RUN_ID", conflicts_with = "models")]
+    pub resume: Option<String>,
+    /// Run slice I of N (whole tasks; task j of the sorted list goes to shard j mod N + 1).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
+    /// Keep every run's vault under <results>/<run>/vaults/.
+    #[arg(long)]
+    pub keep_artifacts: bool,
+    /// Exit 1 when the result regresses against its baseline.
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// The reference provider's trajectories [default: <suite>/references].
+    #[arg(long, value_name = "DIR")]
+    pub references: Option<PathBuf>,
+    /// Record $0 for a gemini model missing from pricing.toml instead of refusing to run.
+    #[arg(long)]
+    pub allow_unpriced: bool,
+    /// Testing aid: wait this long at the start of every run.
+    #[arg(long, value_name = "MS", hide = true, default_value_t = 0)]
+    pub cell_delay_ms: u64,
+}
+
+/// How a command ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    /// A regression under --fail-on-regression, or a failed check.
+    Failed,
+    Interrupted(Interrupt),
+}
+
+/// The short commit of the working directory's repository, or `unknown`.
+pub fn git_sha() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short=7", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn now_run_id() -> RunId {
+    RunId(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+}
+
+fn load_suite(root: &Path) -> Result<Suite> {
+    Suite::load(root).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
+}
+
+/// One model's sweep, ready to execute.
+struct Planned {
+    sweep: Arc<Sweep>,
+    jobs: usize,
+}
+
+/// `vaultbench run`.
+pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
+    let plans = match &args.resume {
+        Some(id) => vec![plan_resume(&args, id, err)?],
+        None => plan_new(&args, err)?,
+    };
+    let rt = runtime()?;
+    let mut finished: Vec<(PathBuf, ResultFile)> = Vec::new();
+    let mut status = Status::Ok;
+    for plan in plans {
+        let sweep = plan.sweep;
+        let label = format!("{} / {}", sweep.manifest.provider, sweep.manifest.model);
+        let outcome = rt.block_on(async {
+            let interrupt = signal::listen();
+            sweep.clone().execute(plan.jobs, interrupt, &Console::auto(label)).await
+        })?;
+        let path = sweep.store.result_path();
+        if let Some(signal) = outcome.interrupted {
+            let total = sweep.tasks.len() * sweep.manifest.repeat as usize;
+            writeln!(
+                out,
+                "Interrupted by {}: {} of {total} runs finished; saved to {} (interrupted: true).\n\
+                 Resume with: vaultbench run --resume {} --results {}",
+                signal.name(),
+                outcome.ran + outcome.reused,
+                path.display(),
+                sweep.manifest.run_id,
+                args.results.display()
+            )?;
+            return Ok(Status::Interrupted(signal));
+        }
+        let result = aggregate::rederive(&outcome.result);
+        write!(out, "{}", summary::render(&result))?;
+        writeln!(out, "\nResult:      {}", path.display())?;
+        writeln!(out, "Transcripts: {}", sweep.store.dir().display())?;
+        if outcome.reused > 0 {
+            writeln!(out, "Resumed: {} runs reused, {} run now", outcome.reused, outcome.ran)?;
+        }
+        if sweep.keep_artifacts {
+            writeln!(out, "Vaults kept under {}", sweep.store.dir().join("vaults").display())?;
+        }
+        if regression_check(&args, &result, out)? && args.fail_on_regression {
+            status = Status::Failed;
+        }
+        writeln!(out)?;
+        finished.push((path, result));
+    }
+    if finished.len() > 1 {
+        let parts: Vec<(String, &ResultFile)> = finished.iter().map(|(p, r)| (p.display().to_string(), r)).collect();
+        let refs: Vec<(&str, &ResultFile)> = parts.iter().map(|(p, r)| (p.as_str(), *r)).collect();
+        let md = comparison::render(&refs);
+        let path = args.results.join(format!("comparison-{}.md", finished[0].1.run_id.file_stem()));
+        crate::fsio::write_atomic(&path, md.as_bytes())?;
+        write!(out, "{md}")?;
+        writeln!(out, "\nComparison: {}", path.display())?;
+    }
+    Ok(status)
+}
+
+/// Print the regression summary against the matching baseline; true when it regressed.
+fn regression_check(args: &RunArgs, result: &ResultFile, out: &mut dyn Write) -> Result<bool> {
+    let path = args.baselines.join(bless::baseline_file_name(&result.provider, &result.model));
+    if !path.is_file() {
+        writeln!(
+            out,
+            "\nNo baseline for {} / {} at {}: nothing to compare (bless a clean result with `vaultbench bless`).",
+            result.provider,
+            result.model,
+            path.display()
+        )?;
+        return Ok(false);
+    }
+    let base = report::load_result(&path)?;
+    let comparison = compare::compare(&base, result);
+    writeln!(out, "\nAgainst the baseline {}:", path.display())?;
+    write!(out, "{}", comparison.summary())?;
+    Ok(comparison.has_regressions())
+}
+
+fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
+    let provider_name = args.provider.clone().expect("clap requires --provider without --resume");
+    let suite = load_suite(&args.suite)?;
+    for w in &suite.warnings {
+        writeln!(err, "{w}")?;
+    }
+    let mut selected: Vec<&Task> = suite.select(args.task.as_deref());
+    if selected.is_empty() {
+        bail!("no task id in {} starts with `{}`", args.suite.display(), args.task.as_deref().unwrap_or(""));
+    }
+    if let Some(shard) = args.shard {
+        selected = shard.select(selected);
+        if selected.is_empty() {
+            bail!("shard {shard} is empty: the selection has fewer than {} tasks", shard.index);
+        }
+    }
+    let references = args.references.clone().unwrap_or_else(|| args.suite.join("references"));
+    let models: Vec<Option<String>> =
+        if args.models.is_empty() { vec![args.model.clone()] } else { args.models.iter().cloned().map(Some).collect() };
+    if provider_name != "reference" && models.iter().any(Option::is_none) {
+        bail!("--model ID (or --models A,B) is required for provider `{provider_name}`");
+    }
+    let table_path = args.suite.join("pricing.toml");
+    let table = if table_path.is_file() { Some(PriceTable::load(&table_path)?) } else { None };
+    let judge = judge::configured()?;
+    if judge.is_none() && selected.iter().any(|t| t.has_judge_matcher()) {
+        writeln!(err, "{}", judge::UNAVAILABLE)?;
+    }
+    let git_sha = git_sha();
+    // Everything is checked for every model before any sweep starts.
+    let mut plans = Vec::new();
+    for model in &models {
+        // Prices first: an unpriced model stops the run before any provider is contacted.
+        let model_id = model.as_deref().unwrap_or("reference");
+        let (pricing, warning) =
+            pricing::for_model(table.as_ref(), &table_path, &provider_name, model_id, args.allow_unpriced)?;
+        if let Some(w) = warning {
+            writeln!(err, "warning: {w}")?;
+        }
+        let options = ProviderOptions { references_dir: references.clone() };
+        let source = provider::build(&provider_name, model.as_deref(), &options)?;
+        source.check(&selected)?;
+        let manifest = Manifest {
+            run_id: RunId(String::new()),
+            git_sha: git_sha.clone(),
+            provider: provider_name.clone(),
+            model: source.model_id().to_string(),
+            suite: args.suite.clone(),
+            references: references.clone(),
+            repeat: args.repeat.unwrap_or(1),
+            task_filter: args.task.clone(),
+            shard: args.shard.map(|s| s.to_string()),
+            allow_unpriced: args.allow_unpriced,
+            tasks: selected.iter().map(|t| t.id.clone()).collect(),
+        };
+        let tasks = selected.iter().map(|t| (*t).clone()).collect();
+        plans.push((manifest, tasks, source, pricing));
+    }
+    let jobs = args.jobs.map_or_else(|| provider::default_jobs(&provider_name), usize::from);
+    let mut planned = Vec::new();
+    for (mut manifest, tasks, source, pricing) in plans {
+        // A fresh id per sweep; never reuse the folder of another sweep.
+        let store = loop {
+            let id = now_run_id();
+            let store = Store::new(&args.results, &id);
+            if !store.dir().exists() && !store.result_path().exists() {
+                manifest.run_id = id;
+                break store;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        store.write_manifest(&manifest)?;
+        planned.push(Planned {
+            sweep: Arc::new(Sweep {
+                manifest,
+                store,
+                tasks,
+                suite_root: suite.root.clone(),
+                source,
+                judge: judge.clone(),
+                pricing,
+                toolbox: Toolbox::standard(),
+                keep_artifacts: args.keep_artifacts,
+                cell_delay: Duration::from_millis(args.cell_delay_ms),
+            }),
+            jobs,
+        });
+    }
+    Ok(planned)
+}
+
+fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write) -> Result<Planned> {
+    let (store, manifest) = Store::find(&args.results, run_id)?;
+    let conflicts = [
+        ("--provider", args.provider.as_deref(), Some(manifest.provider.as_str())),
+        ("--model", args.model.as_deref(), Some(manifest.model.as_str())),
+        ("--task", args.task.as_deref(), manifest.task_filter.as_deref()),
+    ];
+    for (flag, given, recorded) in conflicts {
+        if given.is_some() && given != recorded {
+            bail!(
+                "{flag} {} differs from the sweep being resumed ({}); leave it out to resume as recorded",
+                given.unwrap_or(""),
+                recorded.unwrap_or("none")
+            );
+        }
+    }
+    if args.repeat.is_some_and(|k| k != manifest.repeat) {
+        bail!("--repeat differs from the sweep being resumed (k = {}); leave it out", manifest.repeat);
+    }
+    if args.shard.map(|s| s.to_string()) != manifest.shard && args.shard.is_some() {
+        bail!("--shard differs from the sweep being resumed; leave it out");
+    }
+    let suite = load_suite(&manifest.suite)?;
+    let tasks: Vec<Task> = manifest
+        .tasks
+        .iter()
+        .map(|id| {
+            suite.tasks.iter().find(|t| &t.id == id).cloned().ok_or_else(|| {
+                anyhow::anyhow!("task `{id}` of the sweep being resumed is no longer in {}", manifest.suite.display())
+            })
+        })
+        .collect::<Result<_>>()?;
+    let current = git_sha();
+    if current != manifest.git_sha {
+        writeln!(
+            err,
+            "warning: the sweep started at commit {}; resuming at {current} (the result keeps {})",
+            manifest.git_sha, manifest.git_sha
+        )?;
+    }
+    let references = args.references.clone().unwrap_or_else(|| manifest.references.clone());
+    let source =
+        provider::build(&manifest.provider, Some(&manifest.model), &ProviderOptions { references_dir: references })?;
+    let refs: Vec<&Task> = tasks.iter().collect();
+    source.check(&refs)?;
+    let table_path = manifest.suite.join("pricing.toml");
+    let table = if table_path.is_file() { Some(PriceTable::load(&table_path)?) } else { None };
+    let (pricing, warning) = pricing::for_model(
+        table.as_ref(),
+        &table_path,
+        &manifest.provider,
+        &manifest.model,
+        manifest.allow_unpriced || args.allow_unpriced,
+    )?;
+    if let Some(w) = warning {
+        writeln!(err, "warning: {w}")?;
+    }
+    let judge = judge::configured()?;
+    if judge.is_none() && tasks.iter().any(Task::has_judge_matcher) {
+        writeln!(err, "{}", judge::UNAVAILABLE)?;
+    }
+    let jobs = args.jobs.map_or_else(|| provider::default_jobs(&manifest.provider), usize::from);
+    Ok(Planned {
+        sweep: Arc::new(Sweep {
+            suite_root: suite.root.clone(),
+            manifest,
+            store,
+            tasks,
+            source,
+            judge,
+            pricing,
+            toolbox: Toolbox::standard(),
+            keep_artifacts: args.keep_artifacts,
+            cell_delay: Duration::from_millis(args.cell_delay_ms),
+        }),
+        jobs,
+    })
+}
+
+/// `vaultbench merge`: join shard results; writes `out_file` (default: next
+/// to the first part, `<its stem>-merged.json`).
+pub fn merge(files: &[PathBuf], out_file: Option<PathBuf>, out: &mut dyn Write) -> Result<Status> {
+    let parts: Vec<(PathBuf, ResultFile)> =
+        files.iter().map(|p| Ok((p.clone(), report::load_result(p)?))).collect::<Result<_>>()?;
+    let merged = shard::merge(&parts)?;
+    let target = out_file.unwrap_or_else(|| {
+        let first = &files[0];
+        let stem = first.file_stem().map_or_else(|| "merged".into(), |s| s.to_string_lossy().into_owned());
+        first.with_file_name(format!("{stem}-merged.json"))
+    });
+    report::write_result(&target, &merged)?;
+    write!(out, "{}", summary::render(&merged))?;
+    writeln!(out, "\nMerged {} shards into {}", parts.len(), target.display())?;
+    Ok(Status::Ok)
+}
+
+/// `vaultbench suite check`.
+pub fn suite_check(
+    root: &Path,
+    references: Option<PathBuf>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Status> {
+    let suite = match Suite::load(root) {
+        Ok(s) => s,
+        Err(e) => {
+            writeln!(err, "{e}")?;
+            return Ok(Status::Failed);
+        }
+    };
+    for w in &suite.warnings {
+        writeln!(err, "{w}")?;
+    }
+    let references = references.unwrap_or_else(|| root.join("references"));
+    let judge = judge::configured()?;
+    let report = runtime()?.block_on(check::check(&suite, &references, judge, 8));
+    write!(out, "{}", check::render(&suite, &references, &report))?;
+    Ok(if report.ok() { Status::Ok } else { Status::Failed })
+}

@@ -1,0 +1,202 @@
+//! Sweeps: every selected task, k times, against one model. A sweep is a
+//! list of cells (task, run number) run concurrently (`--jobs`), each in its
+//! own vault; each finished cell is saved at once (see `store`), so a sweep
+//! can be interrupted or killed and resumed without redoing finished cells.
+//! The result file is assembled from the cells with `report::aggregate`.
+//!
+//! Also here: the `run` command (`command`), sharding and `merge` (`shard`),
+//! the `--models` comparison report (`comparison`), and `suite check`, which
+//! replays reference trajectories and adversarial agents (`check`).
+
+pub mod cell;
+pub mod check;
+pub mod command;
+pub mod comparison;
+pub mod judge;
+pub mod progress;
+pub mod shard;
+pub mod signal;
+pub mod store;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use tokio::task::JoinSet;
+
+use crate::format::result::{ResultFile, RunRecord};
+use crate::format::task::Task;
+use crate::pricing::Pricing;
+use crate::provider::ModelSource;
+use crate::report::{self, aggregate};
+use crate::score::Judge;
+use crate::vault::Toolbox;
+use crate::{fsio, jsnum};
+
+pub use progress::Progress;
+pub use signal::Interrupt;
+pub use store::{Manifest, Store};
+
+/// Everything a sweep needs, shared by its cells.
+pub struct Sweep {
+    pub manifest: Manifest,
+    pub store: Store,
+    /// The selected tasks, in run order (the manifest's `tasks`).
+    pub tasks: Vec<Task>,
+    pub suite_root: PathBuf,
+    pub source: Arc<dyn ModelSource>,
+    pub judge: Option<Arc<dyn Judge>>,
+    pub pricing: Pricing,
+    pub toolbox: Toolbox,
+    /// Keep each run's vault under `<results>/<stem>/vaults/`.
+    pub keep_artifacts: bool,
+    /// Test aid: wait this long at the start of every cell, so that a sweep
+    /// can be interrupted mid-way deterministically.
+    pub cell_delay: Duration,
+}
+
+/// What a sweep ended with.
+pub struct SweepOutcome {
+    pub result: ResultFile,
+    pub interrupted: Option<Interrupt>,
+    /// Cells run now, and cells found finished by an earlier attempt.
+    pub ran: usize,
+    pub reused: usize,
+}
+
+impl Sweep {
+    fn k(&self) -> u32 {
+        self.manifest.repeat
+    }
+
+    /// Run every cell not already finished, `jobs` at a time, until all are
+    /// done or `interrupt` fires; then write the result file.
+    pub async fn execute(
+        self: Arc<Self>,
+        jobs: usize,
+        interrupt: impl Future<Output = Interrupt>,
+        progress: &dyn Progress,
+    ) -> Result<SweepOutcome> {
+        let mut done: HashMap<(usize, u32), RunRecord> = HashMap::new();
+        let mut pending = Vec::new();
+        for (t, task) in self.tasks.iter().enumerate() {
+            for n in 1..=self.k() {
+                match self.store.load_cell(&task.id, n)? {
+                    Some(record) => {
+                        done.insert((t, n), record);
+                    }
+                    None => pending.push((t, n)),
+                }
+            }
+        }
+        let reused = done.len();
+        progress.start(done.len() + pending.len(), reused);
+        let mut pending = pending.into_iter();
+        let mut running: JoinSet<Result<((usize, u32), RunRecord)>> = JoinSet::new();
+        let mut interrupted = None;
+        let mut interrupt = std::pin::pin!(interrupt);
+        loop {
+            while running.len() < jobs.max(1) {
+                let Some((t, n)) = pending.next() else { break };
+                running.spawn(run_cell(self.clone(), t, n));
+            }
+            if running.is_empty() {
+                break;
+            }
+            tokio::select! {
+                signal = &mut interrupt => {
+                    interrupted = Some(signal);
+                    running.abort_all();
+                    // Cells that finished before the abort took effect are kept.
+                    while let Some(joined) = running.join_next().await {
+                        if let Ok(Ok((cell, record))) = joined {
+                            done.insert(cell, record);
+                        }
+                    }
+                    break;
+                }
+                Some(joined) = running.join_next() => {
+                    let (cell, record) = match joined {
+                        Ok(finished) => finished?,
+                        Err(e) => return Err(anyhow::anyhow!("a run crashed: {e}")),
+                    };
+                    progress.finished(&self.tasks[cell.0].id, cell.1, &record);
+                    done.insert(cell, record);
+                }
+            }
+        }
+        progress.done();
+        let ran = done.len() - reused;
+        let result = self.assemble(&done, interrupted.is_some());
+        report::write_result(&self.store.result_path(), &result)
+            .with_context(|| format!("writing the result {}", self.store.result_path().display()))?;
+        Ok(SweepOutcome { result, interrupted, ran, reused })
+    }
+
+    /// The result file from the finished cells: tasks in run order, runs by
+    /// number; a task with no finished run is left out.
+    fn assemble(&self, done: &HashMap<(usize, u32), RunRecord>, interrupted: bool) -> ResultFile {
+        let tasks: Vec<_> = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter_map(|(t, task)| {
+                let runs: Vec<RunRecord> = (1..=self.k()).filter_map(|n| done.get(&(t, n)).cloned()).collect();
+                (!runs.is_empty()).then(|| {
+                    aggregate::task_result(task.id.clone(), Some(task.difficulty), Some(task.category.clone()), runs)
+                })
+            })
+            .collect();
+        let m = &self.manifest;
+        ResultFile {
+            run_id: m.run_id.clone(),
+            git_sha: m.git_sha.clone(),
+            model: m.model.clone(),
+            provider: m.provider.clone(),
+            interrupted,
+            shard: m.shard.clone(),
+            task_filter: m.task_filter.clone(),
+            aggregate: aggregate::aggregate(&tasks),
+            tasks,
+        }
+    }
+}
+
+/// Run one cell and save its transcript and record before reporting it done.
+async fn run_cell(sweep: Arc<Sweep>, t: usize, n: u32) -> Result<((usize, u32), RunRecord)> {
+    if !sweep.cell_delay.is_zero() {
+        tokio::time::sleep(sweep.cell_delay).await;
+    }
+    let task = &sweep.tasks[t];
+    let keep = sweep.keep_artifacts.then(|| sweep.store.vault_dir(&task.id, n));
+    let env = cell::CellEnv {
+        suite_root: &sweep.suite_root,
+        toolbox: &sweep.toolbox,
+        pricing: &sweep.pricing,
+        judge: sweep.judge.as_deref(),
+    };
+    let mut out = match sweep.source.model_for(task) {
+        Ok(model) => cell::run(&env, task, model.as_ref(), keep.clone()).await,
+        Err(e) => cell::harness_failure(&env, task, format!("{e:#}")).await,
+    };
+    out.record.transcript_path = sweep.store.recorded_transcript_path(&task.id, n);
+    let file = cell::TranscriptFile {
+        run_id: sweep.manifest.run_id.0.clone(),
+        task_id: task.id.clone(),
+        run: n,
+        provider: sweep.manifest.provider.clone(),
+        model: sweep.manifest.model.clone(),
+        vault: keep.map(|p| p.canonicalize().unwrap_or(p).display().to_string()),
+        passed: out.record.passed,
+        solved: out.record.solved,
+        errors: out.record.errors.clone(),
+        transcript: out.transcript,
+    };
+    fsio::write_atomic(&sweep.store.transcript_path(&task.id, n), &jsnum::to_json_bytes(&file)?)?;
+    // The record is written last: it is what marks the cell finished.
+    sweep.store.save_cell(n, &out.record)?;
+    Ok(((t, n), out.record))
+}

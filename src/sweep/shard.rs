@@ -1,0 +1,215 @@
+//! Sharded sweeps: `--shard I/N` runs whole tasks, task j (0-based, of the
+//! sorted selection) going to shard j mod N + 1, and `merge` joins the
+//! shards' results into the result an unsharded sweep would have written.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use anyhow::{Result, bail};
+
+use crate::format::result::ResultFile;
+use crate::report::aggregate;
+
+/// `I/N`: shard I (from 1) of N.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("invalid shard `{s}`: write I/N with 1 <= I <= N, e.g. 1/2");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl Shard {
+    /// The items of this shard, keeping their order.
+    pub fn select<T>(&self, items: Vec<T>) -> Vec<T> {
+        items.into_iter().enumerate().filter(|(j, _)| j % self.count == self.index - 1).map(|(_, t)| t).collect()
+    }
+}
+
+/// Join shard results into one. Every shard 1..N must be there exactly once,
+/// from the same sweep (provider, model, commit, task filter, k) and the same
+/// task list (each shard holds exactly the tasks its position gives it).
+pub fn merge(parts: &[(PathBuf, ResultFile)]) -> Result<ResultFile> {
+    let Some((first_path, first)) = parts.first() else { bail!("give the shard result files to merge") };
+    let shard_of = |path: &PathBuf, r: &ResultFile| -> Result<Shard> {
+        match &r.shard {
+            None => bail!(
+                "{}: not a shard result (it has no `shard` field); only `run --shard I/N` results merge",
+                path.display()
+            ),
+            Some(s) => s.parse().map_err(|e: String| anyhow::anyhow!("{}: {e}", path.display())),
+        }
+    };
+    let count = shard_of(first_path, first)?.count;
+    let k = first.tasks.first().map(|t| t.n_runs);
+    let mut slots: Vec<Option<&PathBuf>> = vec![None; count];
+    for (path, r) in parts {
+        let shard = shard_of(path, r)?;
+        if shard.count != count {
+            bail!(
+                "{} is shard {shard} but {} is shard of {count}: all parts must split the sweep the same way",
+                path.display(),
+                first_path.display()
+            );
+        }
+        if let Some(other) = slots[shard.index - 1] {
+            bail!("shard {shard} given twice: {} and {}", other.display(), path.display());
+        }
+        slots[shard.index - 1] = Some(path);
+        for (field, a, b) in [
+            ("provider", &first.provider, &r.provider),
+            ("model", &first.model, &r.model),
+            ("git_sha", &first.git_sha, &r.git_sha),
+        ] {
+            if a != b {
+                bail!(
+                    "{field} differs: {} has `{a}`, {} has `{b}`; only shards of one sweep merge",
+                    first_path.display(),
+                    path.display()
+                );
+            }
+        }
+        if r.task_filter != first.task_filter {
+            bail!("task_filter differs between {} and {}", first_path.display(), path.display());
+        }
+        if r.interrupted {
+            bail!(
+                "{} was interrupted: resume it (`vaultbench run --resume {}`) before merging",
+                path.display(),
+                r.run_id
+            );
+        }
+        for t in &r.tasks {
+            if Some(t.n_runs) != k {
+                bail!(
+                    "{}: task `{}` has {} runs but the sweep's k is {}; shards must use the same --repeat",
+                    path.display(),
+                    t.id,
+                    t.n_runs,
+                    k.unwrap_or(0)
+                );
+            }
+        }
+    }
+    let missing: Vec<String> = (1..=count).filter(|i| slots[i - 1].is_none()).map(|i| format!("{i}/{count}")).collect();
+    if !missing.is_empty() {
+        bail!(
+            "missing shard{} {}: merge needs every shard",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", ")
+        );
+    }
+
+    let mut tasks: Vec<_> = parts.iter().flat_map(|(_, r)| r.tasks.iter().cloned()).collect();
+    tasks.sort_by(|a, b| a.id.cmp(&b.id));
+    for pair in tasks.windows(2) {
+        if pair[0].id == pair[1].id {
+            bail!("task `{}` is in more than one shard: the parts overlap", pair[0].id);
+        }
+    }
+    // Each shard must hold exactly the tasks its position gives it, which
+    // also catches shards of different suites or task selections.
+    for (path, r) in parts {
+        let shard = shard_of(path, r)?;
+        let expected: Vec<&str> = shard.select(tasks.iter().map(|t| t.id.as_str()).collect());
+        let mut actual: Vec<&str> = r.tasks.iter().map(|t| t.id.as_str()).collect();
+        actual.sort_unstable();
+        if expected != actual {
+            bail!(
+                "{} (shard {shard}) does not hold the tasks shard {shard} of this task list would: the parts come from different suites or selections",
+                path.display()
+            );
+        }
+    }
+    let run_id = parts.iter().map(|(_, r)| r.run_id.clone()).min().expect("at least one part");
+    let merged = ResultFile {
+        run_id,
+        git_sha: first.git_sha.clone(),
+        model: first.model.clone(),
+        provider: first.provider.clone(),
+        interrupted: false,
+        shard: None,
+        task_filter: first.task_filter.clone(),
+        aggregate: aggregate::aggregate(&tasks),
+        tasks,
+    };
+    Ok(aggregate::rederive(&merged))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Tier;
+    use crate::format::result::RunId;
+
+    #[test]
+    fn parse_and_select() {
+        let s: Shard = "2/3".parse().unwrap();
+        assert_eq!(s.to_string(), "2/3");
+        assert_eq!(s.select(vec!['a', 'b', 'c', 'd', 'e']), ['b', 'e']);
+        for bad in ["0/2", "3/2", "1", "a/b", "1/0"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+
+    fn part(shard: &str, ids: &[&str]) -> (PathBuf, ResultFile) {
+        let tasks: Vec<_> = ids
+            .iter()
+            .map(|id| {
+                let run = crate::report::aggregate::tests::run(true, true, 2, 0.0, None);
+                aggregate::task_result(id.to_string(), Some(Tier::T1), None, vec![run.clone(), run])
+            })
+            .collect();
+        let r = ResultFile {
+            run_id: RunId(format!("2026-11-22T10:00:0{}.000Z", &shard[..1])),
+            git_sha: "abc1234".into(),
+            model: "m".into(),
+            provider: "reference".into(),
+            interrupted: false,
+            shard: Some(shard.into()),
+            task_filter: None,
+            aggregate: aggregate::aggregate(&tasks),
+            tasks,
+        };
+        (PathBuf::from(format!("s{}.json", &shard[..1])), r)
+    }
+
+    #[test]
+    fn merge_joins_and_refuses_bad_parts() {
+        let merged = merge(&[part("2/2", &["b", "d"]), part("1/2", &["a", "c", "e"])]).unwrap();
+        assert_eq!(merged.tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "d", "e"]);
+        assert_eq!((merged.shard.clone(), merged.aggregate.total_tasks), (None, 5));
+        assert_eq!(merged.run_id.0, "2026-11-22T10:00:01.000Z");
+
+        let err = |parts: &[(PathBuf, ResultFile)]| merge(parts).unwrap_err().to_string();
+        assert!(err(&[part("1/2", &["a", "c"])]).contains("missing shard 2/2"));
+        assert!(err(&[part("1/2", &["a"]), part("1/2", &["b"])]).contains("given twice"));
+        assert!(err(&[part("1/2", &["a", "c"]), part("2/2", &["c"])]).contains("overlap"));
+        assert!(err(&[part("1/2", &["a", "b"]), part("2/2", &["c"])]).contains("different suites"));
+        let (p, mut other) = part("2/2", &["b"]);
+        other.model = "other".into();
+        assert!(err(&[part("1/2", &["a"]), (p.clone(), other)]).contains("model differs"));
+        let (_, mut whole) = part("1/2", &["a"]);
+        whole.shard = None;
+        assert!(err(&[(p, whole)]).contains("not a shard result"));
+    }
+}

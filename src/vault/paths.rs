@@ -1,0 +1,183 @@
+//! Path confinement: every path a tool receives is resolved here, relative to
+//! the vault root. `..`, absolute paths and paths through a symbolic link
+//! that leads outside the vault are refused before anything is read or
+//! written; a tool never sees an unchecked path.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A vault folder, by its canonical absolute path.
+#[derive(Debug, Clone)]
+pub struct Vault {
+    root: PathBuf,
+}
+
+/// A checked path: `rel` is the vault-relative form with `/` separators
+/// (`""` for the root), `abs` the real location below the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VaultPath {
+    pub rel: String,
+    pub abs: PathBuf,
+}
+
+impl VaultPath {
+    pub fn is_root(&self) -> bool {
+        self.rel.is_empty()
+    }
+
+    pub fn exists(&self) -> bool {
+        self.abs.symlink_metadata().is_ok()
+    }
+}
+
+impl Vault {
+    /// The vault at `root`, which must be an existing folder.
+    pub fn open(root: &Path) -> io::Result<Vault> {
+        let root = root.canonicalize()?;
+        if !root.is_dir() {
+            return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("{} is not a folder", root.display())));
+        }
+        Ok(Vault { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The vault-relative form of a path found by walking the vault.
+    pub fn relative(&self, abs: &Path) -> Option<String> {
+        let rel = abs.strip_prefix(&self.root).ok()?;
+        let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        Some(parts.join("/"))
+    }
+
+    /// Check a path given by the model. `""`, `"/"` and `"."` are the root.
+    pub fn resolve(&self, raw: &str) -> Result<VaultPath, String> {
+        let trimmed = raw.trim();
+        if trimmed.contains('\0') {
+            return Err(format!("invalid path {raw:?}: it contains a NUL character"));
+        }
+        if trimmed.is_empty() || trimmed == "/" || trimmed == "." || trimmed == "./" {
+            return Ok(VaultPath { rel: String::new(), abs: self.root.clone() });
+        }
+        if trimmed.starts_with('/')
+            || trimmed.starts_with('\\')
+            || has_drive_prefix(trimmed)
+            || trimmed.starts_with('~')
+        {
+            return Err(format!(
+                "path `{raw}` is absolute: paths are relative to the vault root, e.g. `eval-scratch/note.md`"
+            ));
+        }
+        let mut parts = Vec::new();
+        for part in trimmed.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    return Err(format!("path `{raw}` contains `..`: paths must stay inside the vault"));
+                }
+                p => parts.push(p),
+            }
+        }
+        let rel = parts.join("/");
+        let abs = self.root.join(&rel);
+        self.check_links(&abs, raw)?;
+        Ok(VaultPath { rel, abs })
+    }
+
+    /// Like [`resolve`](Self::resolve), but `eval-scratch/note` finds
+    /// `eval-scratch/note.md` when only the latter exists.
+    pub fn resolve_note(&self, raw: &str) -> Result<VaultPath, String> {
+        let path = self.resolve(raw)?;
+        if !path.exists() && !path.is_root() && !path.rel.ends_with(".md") {
+            let with_md = self.resolve(&format!("{}.md", path.rel))?;
+            if with_md.exists() {
+                return Ok(with_md);
+            }
+        }
+        Ok(path)
+    }
+
+    /// Refuse a path if any existing prefix of it is a symbolic link whose
+    /// target is outside the vault (or cannot be resolved). Checking every
+    /// prefix means a link in the middle of the path is caught too.
+    fn check_links(&self, abs: &Path, raw: &str) -> Result<(), String> {
+        let rel = abs.strip_prefix(&self.root).map_err(|_| format!("path `{raw}` is outside the vault"))?;
+        let mut current = self.root.clone();
+        for component in rel.components() {
+            current.push(component);
+            match current.symlink_metadata() {
+                Ok(meta) if meta.file_type().is_symlink() => match current.canonicalize() {
+                    Ok(target) if target.starts_with(&self.root) => {}
+                    Ok(_) => {
+                        return Err(format!(
+                            "path `{raw}` goes through a symbolic link that leads outside the vault: refused"
+                        ));
+                    }
+                    Err(_) => {
+                        return Err(format!("path `{raw}` goes through a symbolic link that cannot be resolved"));
+                    }
+                },
+                Ok(_) => {}
+                // The rest does not exist yet (a file about to be written).
+                Err(_) => break,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn has_drive_prefix(p: &str) -> bool {
+    let b = p.as_bytes();
+    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vault() -> (tempfile::TempDir, Vault) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("eval-scratch")).unwrap();
+        std::fs::write(dir.path().join("eval-scratch/note.md"), "x").unwrap();
+        let v = Vault::open(dir.path()).unwrap();
+        (dir, v)
+    }
+
+    #[test]
+    fn relative_paths_resolve_below_the_root() {
+        let (_d, v) = vault();
+        let p = v.resolve("eval-scratch//./note.md").unwrap();
+        assert_eq!(p.rel, "eval-scratch/note.md");
+        assert_eq!(p.abs, v.root().join("eval-scratch/note.md"));
+        for root in ["", "/", ".", " "] {
+            assert!(v.resolve(root).unwrap().is_root(), "{root:?}");
+        }
+        assert_eq!(v.resolve_note("eval-scratch/note").unwrap().rel, "eval-scratch/note.md");
+        assert_eq!(v.resolve_note("eval-scratch/new").unwrap().rel, "eval-scratch/new");
+    }
+
+    #[test]
+    fn escapes_are_refused() {
+        let (_d, v) = vault();
+        for bad in ["../../etc/passwd", "eval-scratch/../../x", "/etc/passwd", "C:/x", "~/x", "a/..", "\\etc"] {
+            assert!(v.resolve(bad).is_err(), "{bad}");
+        }
+        assert!(v.resolve("../x").unwrap_err().contains("`..`"));
+        assert!(v.resolve("/etc/passwd").unwrap_err().contains("absolute"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_out_are_refused_and_links_inside_allowed() {
+        let (dir, v) = vault();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("eval-scratch"), dir.path().join("inside")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent/target", dir.path().join("dangling")).unwrap();
+        assert!(v.resolve("out").unwrap_err().contains("outside the vault"));
+        assert!(v.resolve("out/new.md").is_err());
+        assert!(v.resolve("dangling").is_err());
+        assert_eq!(v.resolve("inside/note.md").unwrap().rel, "inside/note.md");
+    }
+}

@@ -1,0 +1,508 @@
+//! `vaultbench run`, `merge` and `suite check` through the real binary, with
+//! the reference provider on small suites built here (and on upstream tasks
+//! read in place when the corpus is present).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+use vaultbench::format::result::ResultFile;
+use vaultbench::report::{self, aggregate};
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A task that only a run that reads the right note can solve: the answer is
+/// in `notes.md`, `a.md` (read first by the dump agent) is a distractor, and
+/// the budget leaves no room for reading everything.
+fn task(id: &str) -> String {
+    format!(
+        r#"{{
+  "id": "{id}",
+  "description": "read one note and report a figure",
+  "userMessage": "What was the apple harvest? Read eval-scratch/notes.md.",
+  "difficulty": "T2",
+  "category": "retrieval",
+  "fixture": "orchard",
+  "expectedTools": ["read_file"],
+  "forbiddenTools": ["delete_file"],
+  "outputMatchers": [{{ "type": "contains", "value": "940 kg" }}],
+  "vaultAssertions": [{{ "type": "fileUnchanged", "path": "eval-scratch/notes.md", "fixture": "notes.md" }}],
+  "toolCallBudget": 3,
+  "maxTurns": 5,
+  "timeoutMs": 20000
+}}"#
+    )
+}
+
+const REFERENCE: &str = r#"{"steps": [{"tool": "read_file", "args": {"path": "eval-scratch/notes.md"}}], "answer": "The harvest was 940 kg."}"#;
+
+/// A suite of `ids.len()` solvable tasks with their references.
+fn suite(ids: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("evals");
+    write(&root, "fixtures/orchard/a.md", "Pears are green.\n");
+    write(&root, "fixtures/orchard/notes.md", "The apple harvest was 940 kg this quarter.\n");
+    write(&root, "fixtures/orchard/z.md", "Plums.\n");
+    for id in ids {
+        write(&root, &format!("tasks/{id}.json"), &task(id));
+        write(&root, &format!("references/{id}.json"), REFERENCE);
+    }
+    dir
+}
+
+fn result_files(results: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(results)
+        .map(|d| d.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+fn only_result(results: &Path) -> (PathBuf, ResultFile) {
+    let files = result_files(results);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let r = report::load_result(&files[0]).unwrap();
+    (files[0].clone(), r)
+}
+
+fn sweep_dir(results: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> =
+        std::fs::read_dir(results).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
+fn finished_cells(results: &Path) -> Vec<PathBuf> {
+    let Ok(dirs) = std::fs::read_dir(results) else { return vec![] };
+    let mut out = Vec::new();
+    for d in dirs.flatten() {
+        if let Ok(cells) = std::fs::read_dir(d.path().join("cells")) {
+            out.extend(cells.flatten().map(|c| c.path()).filter(|p| p.extension().is_some_and(|e| e == "json")));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn assert_rederives(r: &ResultFile) {
+    let diffs = aggregate::differences(r, &aggregate::rederive(r));
+    assert!(diffs.is_empty(), "{diffs:?}");
+}
+
+/// The result as JSON without what legitimately differs between two runs of
+/// the same sweep: ids, commit, durations, transcript paths, shard marks.
+fn comparable(r: &ResultFile) -> Value {
+    let mut v = serde_json::to_value(r).unwrap();
+    for key in ["run_id", "shard", "git_sha"] {
+        v.as_object_mut().unwrap().remove(key);
+    }
+    for t in v["tasks"].as_array_mut().unwrap() {
+        t["metrics"].as_object_mut().unwrap().remove("duration_ms");
+        for run in t["runs"].as_array_mut().unwrap() {
+            run["metrics"].as_object_mut().unwrap().remove("duration_ms");
+            run.as_object_mut().unwrap().remove("transcript_path");
+        }
+    }
+    v
+}
+
+fn run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["run", "--provider", "reference", "--suite", "evals"];
+    if !extra.contains(&"--results") {
+        args.extend(["--results", "results"]);
+    }
+    args.extend_from_slice(extra);
+    args
+}
+
+#[test]
+fn a_reference_sweep_writes_results_and_transcripts() {
+    let dir = suite(&["alpha", "beta"]);
+    let out = vaultbench(&run_args(&["--repeat", "3", "--keep-artifacts"]), dir.path());
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains("=== reference / reference ===") && text.contains("solve^3:  100.0%"), "{text}");
+    assert!(text.contains("No baseline for reference / reference"), "{text}");
+    let (path, r) = only_result(&dir.path().join("results"));
+    let stem = r.run_id.file_stem();
+    assert_eq!(path.file_name().unwrap().to_string_lossy(), format!("{stem}.json"));
+    assert!(r.run_id.0.len() == 24 && r.run_id.0.ends_with('Z'), "{}", r.run_id);
+    assert_eq!((r.tasks.len(), r.aggregate.n_runs, r.aggregate.solve_k_rate), (2, 3, 100.0));
+    assert!(!r.interrupted && r.shard.is_none() && r.task_filter.is_none());
+    assert_rederives(&r);
+    let run = &r.tasks[1].runs[2];
+    assert_eq!(run.transcript_path, format!("results/{stem}/beta-3.json"));
+    assert_eq!(run.metrics.tool_list, ["read_file"]);
+    assert_eq!((run.metrics.turns, run.metrics.cache_ratio), (2, None));
+    assert!(run.solve_details.vault_assertion_details[0].ok);
+    let transcript: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join(&run.transcript_path)).unwrap()).unwrap();
+    assert_eq!(transcript["task_id"], "beta");
+    assert_eq!(transcript["end"]["reason"], "answered");
+    let vault = PathBuf::from(transcript["vault"].as_str().unwrap());
+    assert!(vault.join("eval-scratch/notes.md").is_file(), "--keep-artifacts keeps the vault");
+    assert!(text.contains("Vaults kept under"), "{text}");
+}
+
+#[test]
+fn task_filter_and_missing_references_are_clear() {
+    let dir = suite(&["alpha", "beta"]);
+    let out = vaultbench(&run_args(&["--task", "al"]), dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, r) = only_result(&dir.path().join("results"));
+    assert_eq!((r.tasks.len(), r.task_filter.as_deref()), (1, Some("al")));
+
+    std::fs::remove_file(dir.path().join("evals/references/beta.json")).unwrap();
+    let out = vaultbench(&run_args(&["--task", "b"]), dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("have no reference trajectory") && stderr(&out).contains("beta"), "{}", stderr(&out));
+    let out = vaultbench(&run_args(&["--task", "zzz"]), dir.path());
+    assert!(stderr(&out).contains("no task id in evals starts with `zzz`"), "{}", stderr(&out));
+    let out = vaultbench(&["run", "--suite", "evals"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "--provider is required");
+    // A gemini model needs a price before anything runs (this suite has no pricing.toml).
+    let out = vaultbench(&["run", "--suite", "evals", "--provider", "gemini"], dir.path());
+    assert!(
+        stderr(&out).contains("--model ID (or --models A,B) is required for provider `gemini`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = vaultbench(&["run", "--suite", "evals", "--provider", "gemini", "--model", "gemini-x"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("gemini model `gemini-x` has no price") && stderr(&out).contains("--allow-unpriced"),
+        "{}",
+        stderr(&out)
+    );
+    let out = vaultbench(
+        &["run", "--suite", "evals", "--provider", "gemini", "--model", "gemini-x", "--allow-unpriced"],
+        dir.path(),
+    );
+    assert!(stderr(&out).contains("warning: gemini model `gemini-x` is unpriced"), "{}", stderr(&out));
+    let out = vaultbench(&run_args(&["--shard", "3/2"]), dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("invalid shard `3/2`"), "{}", stderr(&out));
+}
+
+#[test]
+fn shards_merge_into_the_unsharded_result() {
+    let ids = ["a1", "a2", "b1", "b2", "c1"];
+    let dir = suite(&ids);
+    for shard in ["1/2", "2/2"] {
+        let out = vaultbench(&run_args(&["--repeat", "2", "--shard", shard, "--results", "shards"]), dir.path());
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let out = vaultbench(&run_args(&["--repeat", "2"]), dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, whole) = only_result(&dir.path().join("results"));
+
+    let parts = result_files(&dir.path().join("shards"));
+    let first: ResultFile = report::load_result(&parts[0]).unwrap();
+    assert_eq!(first.shard.as_deref(), Some("1/2"));
+    assert_eq!(first.tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["a1", "b1", "c1"]);
+    let part_args: Vec<String> = parts.iter().rev().map(|p| p.to_string_lossy().into_owned()).collect();
+    let mut args = vec!["merge"];
+    args.extend(part_args.iter().map(String::as_str));
+    args.extend(["--out", "merged.json"]);
+    let out = vaultbench(&args, dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let merged = report::load_result(&dir.path().join("merged.json")).unwrap();
+    assert_rederives(&merged);
+    assert_eq!(comparable(&merged), comparable(&whole));
+
+    // Overlapping or incomplete parts are refused with the reason.
+    let out = vaultbench(&["merge", &part_args[0]], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("missing shard"), "{}", stderr(&out));
+    let out = vaultbench(&["merge", &part_args[0], &part_args[0]], dir.path());
+    assert!(stderr(&out).contains("given twice"), "{}", stderr(&out));
+}
+
+/// Start a slow sweep (every run waits `delay_ms` first) in the background.
+fn spawn_sweep(dir: &Path, extra: &[&str]) -> std::process::Child {
+    common::command()
+        .args(run_args(extra))
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_for_cells(results: &Path, at_least: usize) -> usize {
+    let start = Instant::now();
+    loop {
+        let n = finished_cells(results).len();
+        if n >= at_least {
+            return n;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "only {n} runs finished in 60 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn kill_9_then_resume_runs_every_cell_exactly_once() {
+    let ids = ["t1", "t2", "t3", "t4"];
+    let dir = suite(&ids);
+    let results = dir.path().join("results");
+    // 4 tasks x 10 runs, 2 at a time, 60 ms each: about 1.2 s in all.
+    let sweep = ["--repeat", "10", "--jobs", "2", "--cell-delay-ms", "60"];
+    let mut child = spawn_sweep(dir.path(), &sweep);
+    wait_for_cells(&results, 6);
+    child.kill().unwrap(); // SIGKILL: no chance to save anything more
+    child.wait().unwrap();
+    let before: Vec<(PathBuf, Vec<u8>)> =
+        finished_cells(&results).into_iter().map(|p| (p.clone(), std::fs::read(&p).unwrap())).collect();
+    assert!(before.len() >= 6 && before.len() < 40, "killed mid-way: {} of 40 finished", before.len());
+    assert!(result_files(&results).is_empty(), "a killed sweep wrote no result");
+
+    let stem = sweep_dir(&results).file_name().unwrap().to_string_lossy().into_owned();
+    let out = vaultbench(&run_args(&["--resume", &stem]), dir.path());
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    let reused = before.len();
+    assert!(text.contains(&format!("Resumed: {reused} runs reused, {} run now", 40 - reused)), "{text}");
+    // The runs finished before the kill were not run again.
+    for (path, bytes) in &before {
+        assert_eq!(&std::fs::read(path).unwrap(), bytes, "{} was rewritten", path.display());
+    }
+    assert_eq!(finished_cells(&results).len(), 40);
+    let (_, resumed) = only_result(&results);
+    assert!(!resumed.interrupted);
+    assert_rederives(&resumed);
+
+    // Same shape as an uninterrupted run of the same sweep.
+    let out = vaultbench(&run_args(&["--repeat", "10", "--results", "clean"]), dir.path());
+    assert!(out.status.success());
+    let (_, clean) = only_result(&dir.path().join("clean"));
+    assert_eq!(comparable(&resumed), comparable(&clean));
+}
+
+fn interrupt_with(signal: &str, code: i32) {
+    let dir = suite(&["t1", "t2"]);
+    let results = dir.path().join("results");
+    let child = spawn_sweep(dir.path(), &["--repeat", "20", "--jobs", "1", "--cell-delay-ms", "50"]);
+    wait_for_cells(&results, 3);
+    let status = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(code), "{text}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(text.contains(&format!("Interrupted by SIG{signal}")), "{text}");
+    assert!(text.contains("Resume with: vaultbench run --resume "), "{text}");
+    let (_, r) = only_result(&results);
+    assert!(r.interrupted);
+    let runs: usize = r.tasks.iter().map(|t| t.runs.len()).sum();
+    assert!((3..40).contains(&runs), "{runs}");
+    assert_eq!(runs, finished_cells(&results).len(), "the result holds exactly the saved runs");
+    assert_rederives(&r);
+    // Resuming completes it.
+    let out = vaultbench(&run_args(&["--resume", &r.run_id.0]), dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, done) = only_result(&results);
+    assert!(!done.interrupted);
+    assert_eq!(done.aggregate.total_runs, 40);
+}
+
+#[test]
+fn sigint_saves_an_interrupted_result_and_exits_130() {
+    interrupt_with("INT", 130);
+}
+
+#[test]
+fn sigterm_exits_143() {
+    interrupt_with("TERM", 143);
+}
+
+#[test]
+fn models_flag_writes_a_comparison_report() {
+    let dir = suite(&["alpha"]);
+    let out = vaultbench(&run_args(&["--models", "ref-a,ref-b", "--repeat", "2"]), dir.path());
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert_eq!(result_files(&dir.path().join("results")).len(), 2);
+    let report: Vec<PathBuf> = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    assert_eq!(report.len(), 1);
+    let md = std::fs::read_to_string(&report[0]).unwrap();
+    assert!(md.contains("| Task | Tier | ref-a | ref-b |") && md.contains("| alpha | T2 | 2/2 | 2/2 |"), "{md}");
+}
+
+#[test]
+fn fail_on_regression_compares_with_the_baseline() {
+    let dir = suite(&["alpha"]);
+    // A baseline in which alpha was solved; now its reference stops solving it.
+    let out = vaultbench(&run_args(&[]), dir.path());
+    assert!(out.status.success());
+    let (path, _) = only_result(&dir.path().join("results"));
+    std::fs::create_dir_all(dir.path().join("evals/baselines")).unwrap();
+    std::fs::copy(&path, dir.path().join("evals/baselines/reference-reference.json")).unwrap();
+    write(&dir.path().join("evals"), "references/alpha.json", r#"{"answer": "no idea"}"#);
+    let out = vaultbench(&run_args(&["--baselines", "evals/baselines", "--fail-on-regression"]), dir.path());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("Against the baseline") && text.contains("REGRESSION"), "{text}");
+}
+
+fn check(dir: &Path) -> (i32, String) {
+    let out = vaultbench(&["suite", "check", "--suite", "evals"], dir);
+    (out.status.code().unwrap(), format!("{}{}", stdout(&out), stderr(&out)))
+}
+
+#[test]
+fn suite_check_passes_a_good_suite() {
+    let dir = suite(&["alpha"]);
+    let (code, text) = check(dir.path());
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("references (evals/references): 1/1 solve their task"), "{text}");
+    assert!(text.contains("silent solves 0/1, dump solves 0/1"), "{text}");
+    assert!(text.contains("tiers: T2 1") && text.contains("categories: retrieval 1"), "{text}");
+}
+
+#[test]
+fn suite_check_fails_a_reference_that_does_not_solve_its_task() {
+    let dir = suite(&["alpha"]);
+    write(
+        &dir.path().join("evals"),
+        "references/alpha.json",
+        r#"{"steps": [{"tool": "delete_file", "args": {"path": "eval-scratch/notes.md"}}], "answer": "940 pounds"}"#,
+    );
+    let (code, text) = check(dir.path());
+    assert_eq!(code, 1, "{text}");
+    let line = text.lines().find(|l| l.starts_with("FAIL alpha")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("the reference does not solve it"), "{line}");
+    assert!(line.contains("expected tools not called: read_file"), "{line}");
+    assert!(line.contains("forbidden tools called: delete_file"), "{line}");
+    assert!(line.contains("output lacks \"940 kg\""), "{line}");
+    assert!(line.contains("vault assertion fileUnchanged eval-scratch/notes.md: file missing"), "{line}");
+    std::fs::remove_file(dir.path().join("evals/references/alpha.json")).unwrap();
+    let (code, text) = check(dir.path());
+    assert_eq!(code, 1);
+    assert!(text.contains("FAIL alpha: no reference trajectory for task `alpha`"), "{text}");
+}
+
+#[test]
+fn suite_check_lists_tasks_the_adversaries_solve() {
+    let dir = suite(&["alpha"]);
+    let root = dir.path().join("evals");
+    // Anything that "could not find" the answer passes: the silent agent wins.
+    write(
+        &root,
+        "tasks/lazy.json",
+        &task("lazy").replace(r#""expectedTools": ["read_file"],"#, "").replace("940 kg", "could not find"),
+    );
+    write(&root, "references/lazy.json", r#"{"answer": "I could not find it."}"#);
+    // Reading everything and echoing the first note passes: the dump agent wins.
+    write(
+        &root,
+        "tasks/greedy.json",
+        &task("greedy").replace(r#""toolCallBudget": 3,"#, "").replace("940 kg", "Pears"),
+    );
+    write(
+        &root,
+        "references/greedy.json",
+        r#"{"steps": [{"tool": "read_file", "args": {"path": "eval-scratch/a.md"}}], "answer": "Pears"}"#,
+    );
+    let (code, text) = check(dir.path());
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("FAIL lazy: weak rubric: the silent agent solves it"), "{text}");
+    assert!(text.contains("FAIL greedy: weak rubric: the dump agent solves it"), "{text}");
+    assert!(!text.contains("FAIL alpha"), "{text}");
+    assert!(text.contains("silent solves 1/3, dump solves 1/3"), "{text}");
+}
+
+#[test]
+fn suite_check_counts_judge_matchers_as_unchecked() {
+    let dir = suite(&["alpha"]);
+    let root = dir.path().join("evals");
+    let judged = task("judged").replace(
+        r#"{ "type": "contains", "value": "940 kg" }"#,
+        r#"{ "type": "contains", "value": "940 kg" }, { "type": "judge", "criteria": "Says 940 kg." }"#,
+    );
+    write(&root, "tasks/judged.json", &judged);
+    write(&root, "references/judged.json", REFERENCE);
+    let (code, text) = check(dir.path());
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("judge matchers: unchecked (no judge configured) in 1 tasks"), "{text}");
+}
+
+/// Upstream tasks, unchanged, replayed from the trajectories in
+/// tests/references/upstream/, with the vault assertions checked on the files
+/// the tools really wrote.
+#[test]
+fn upstream_tasks_are_solved_by_their_reference_trajectories() {
+    let Some(upstream) = upstream() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let refs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/references/upstream");
+    let suite_dir = dir.path().join("suite");
+    std::fs::create_dir_all(suite_dir.join("tasks")).unwrap();
+    let mut ids = Vec::new();
+    for entry in std::fs::read_dir(&refs).unwrap() {
+        let name = entry.unwrap().file_name();
+        ids.push(name.to_string_lossy().trim_end_matches(".json").to_string());
+        // The task files are read in place, through a link, never copied into the repository.
+        std::os::unix::fs::symlink(upstream.join("tasks").join(&name), suite_dir.join("tasks").join(&name)).unwrap();
+    }
+    std::os::unix::fs::symlink(upstream.join("fixtures"), suite_dir.join("fixtures")).unwrap();
+    assert!(ids.len() >= 8, "{ids:?}");
+    let refs_arg = refs.to_string_lossy().into_owned();
+    let out = vaultbench(
+        &[
+            "run",
+            "--provider",
+            "reference",
+            "--suite",
+            "suite",
+            "--references",
+            &refs_arg,
+            "--results",
+            "results",
+            "--repeat",
+            "2",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let (_, r) = only_result(&dir.path().join("results"));
+    assert_eq!(r.tasks.len(), ids.len());
+    assert_rederives(&r);
+    let mut categories = std::collections::BTreeSet::new();
+    for t in &r.tasks {
+        categories.insert(t.category.clone().unwrap());
+        for run in &t.runs {
+            let d = &run.solve_details;
+            assert!(run.passed, "{}: {:?}", t.id, run.errors);
+            assert!(d.expected_tools_met && d.forbidden_tools_clean && d.tool_budget_ok, "{}: {d:?}", t.id);
+            assert!(d.vault_assertions_pass, "{}: {:?}", t.id, d.vault_assertion_details);
+            // Without a judge, only judge matchers may fail (judge_skipped).
+            let literal_ok = d.matcher_details.iter().all(|m| m.verdict() || m.type_name() == "judge");
+            assert!(literal_ok, "{}: {:?}", t.id, d.matcher_details);
+            if d.judge_attempted {
+                assert!(d.judge_skipped && !run.solved, "{}", t.id);
+            } else {
+                assert!(run.solved, "{}: {d:?}", t.id);
+            }
+        }
+    }
+    for c in ["retrieval", "write", "edit", "delete", "memory", "skills", "context-shelf"] {
+        assert!(categories.contains(c), "no {c} task among {categories:?}");
+    }
+    let frontmatter = r.tasks.iter().find(|t| t.id == "frontmatter-typed-update").unwrap();
+    assert_eq!(frontmatter.runs[0].solve_details.vault_assertion_details.len(), 5);
+    // With judge matchers unchecked, the suite check passes them all, and neither adversary solves any.
+    let out = vaultbench(&["suite", "check", "--suite", "suite", "--references", &refs_arg], dir.path());
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains(&format!("{n}/{n} solve their task", n = ids.len())), "{}", stdout(&out));
+}
