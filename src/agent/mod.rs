@@ -41,6 +41,9 @@ pub enum Ending {
     /// A model call failed (after the provider's retries) or the first
     /// message could not be built: a harness fault, not the model's.
     HarnessError,
+    /// The conversation outgrew the model's context window: the model's
+    /// limit, so the run fails without a harness error.
+    ContextExceeded,
 }
 
 impl Ending {
@@ -50,6 +53,7 @@ impl Ending {
             Ending::TurnLimit => "turn_limit",
             Ending::TimedOut => "timed_out",
             Ending::HarnessError => "harness_error",
+            Ending::ContextExceeded => "context_exceeded",
         }
     }
 }
@@ -167,6 +171,9 @@ async fn converse(
             Err(e) => {
                 let message = format!("model call {turn} failed: {e}");
                 state.events.push(Event::ModelError { turn, at_ms, message: message.clone() });
+                if matches!(e, crate::provider::ModelError::ContextOverflow(_)) {
+                    return (Ending::ContextExceeded, message);
+                }
                 state.errors.push(message.clone());
                 return (Ending::HarnessError, message);
             }

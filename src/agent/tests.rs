@@ -163,6 +163,20 @@ fn a_model_error_is_a_harness_error() {
 }
 
 #[test]
+fn a_context_overflow_fails_the_run_without_a_harness_error() {
+    let v = vault();
+    let model = Scripted::new(vec![
+        reply("", vec![call("list_files", json!({"path": ""}))], (5, None, 1)),
+        Err(ModelError::ContextOverflow("openai: the prompt exceeded the model's context window".into())),
+    ]);
+    let out = run_with(&model, &v, request(15), &Pricing::Free);
+    assert_eq!(out.ending, Ending::ContextExceeded);
+    assert!(out.errors.is_empty(), "the model's limit is not a harness fault: {:?}", out.errors);
+    assert_eq!(out.transcript.end.reason, "context_exceeded");
+    assert!(out.transcript.events.iter().any(|e| matches!(e, Event::ModelError { turn: 2, .. })));
+}
+
+#[test]
 fn malformed_and_unknown_calls_are_fed_back_as_tool_errors() {
     let v = vault();
     let mut bad = call("read_file", json!({}));

@@ -214,7 +214,7 @@ impl Transport {
             None => "an error answer".to_string(),
         };
         if is_context_overflow(message) {
-            return ModelError::Fatal(self.scrub(&format!(
+            return ModelError::ContextOverflow(self.scrub(&format!(
                 "{}: the prompt exceeded the model's context window ({status_text}): {message}. \
                  Use a model or server setting with a larger context (e.g. llama.cpp -c, Ollama num_ctx)",
                 self.provider

@@ -115,6 +115,11 @@ pub enum ModelError {
     /// answer that cannot be read. The run ends with a harness error.
     #[error("{0}")]
     Fatal(String),
+    /// The conversation no longer fits the model's context window. Not worth
+    /// retrying, and not a harness fault: the model cannot take this task as
+    /// served, so the run fails (it does not pass) without a harness error.
+    #[error("{0}")]
+    ContextOverflow(String),
 }
 
 /// A model under test (or a judge), reached through its provider's protocol.

@@ -102,6 +102,8 @@ impl Retrying {
                 Err(ModelError::Fatal(m)) => {
                     return Err(ModelError::Fatal(format!("{m} (on attempt {attempt}, after transient errors)")));
                 }
+                // The conversation will not shrink by asking again.
+                Err(e @ ModelError::ContextOverflow(_)) => return Err(e),
                 Err(ModelError::Transient { message, retry_after }) => (message, retry_after),
             };
             let provider = self.inner.provider();

@@ -32,6 +32,8 @@ pub enum RunEnd {
     /// A harness fault (a model call that failed after retries, a vault that
     /// could not be prepared) ended the run; its `harness_errors` say which.
     HarnessError,
+    /// The conversation outgrew the model's context window (the model's limit).
+    ContextExceeded,
 }
 
 /// What the agent observed during one run.
@@ -174,6 +176,7 @@ mod tests {
             (vec!["provider: HTTP 503 after 4 attempts".to_string()], RunEnd::Answered),
             (vec![], RunEnd::TimedOut),
             (vec![], RunEnd::TurnLimit),
+            (vec![], RunEnd::ContextExceeded),
         ] {
             let r = run(&t, "7", &["find_files_by_content"], &errors, end, &v);
             assert!(!r.passed && !r.solved);

@@ -88,6 +88,7 @@ pub async fn run(env: &CellEnv<'_>, task: &Task, model: &dyn Model, keep: Option
         Ending::TurnLimit => RunEnd::TurnLimit,
         Ending::TimedOut => RunEnd::TimedOut,
         Ending::HarnessError => RunEnd::HarnessError,
+        Ending::ContextExceeded => RunEnd::ContextExceeded,
     };
     let evidence = RunEvidence {
         response_text: &outcome.response_text,

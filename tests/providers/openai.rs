@@ -290,7 +290,7 @@ async fn quirk_arguments_as_an_object_or_double_encoded() {
 }
 
 #[tokio::test]
-async fn quirk_context_overflow_is_a_clear_fatal_error_and_not_retried() {
+async fn quirk_context_overflow_is_a_clear_error_of_its_own_and_not_retried() {
     // llama.cpp answers it with a 500, which would otherwise be retried.
     let llama = r#"{"error":{"code":500,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}"#;
     let vllm = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens in the messages.","type":"BadRequestError","param":null,"code":400}"#;
@@ -298,7 +298,7 @@ async fn quirk_context_overflow_is_a_clear_fatal_error_and_not_retried() {
         let fake = Fake::always(Reply::status(status, body));
         let model = Retrying::new(openai(&fake.url, Duration::from_secs(5)), fast(4));
         match crate::faults::ask(&model, &crate::faults::hello()).await {
-            Err(ModelError::Fatal(m)) => {
+            Err(ModelError::ContextOverflow(m)) => {
                 assert!(m.starts_with("openai: the prompt exceeded the model's context window"), "{m}");
                 assert!(m.contains(&format!("HTTP {status}")), "{m}");
             }
