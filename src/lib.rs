@@ -8,6 +8,7 @@ pub mod format;
 pub mod fsio;
 pub mod jsnum;
 pub mod provider;
+pub mod publish;
 pub mod report;
 pub mod score;
 pub mod suite;

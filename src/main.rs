@@ -1,5 +1,5 @@
 //! The `vaultbench` command line: parses arguments, calls the library, prints,
-//! and decides the exit code (0 ok, 1 failure, 2 usage).
+//! and decides the exit code (0 ok, 1 failure, 2 usage, 130/143 interrupted).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -99,6 +99,7 @@ enum Command {
         #[command(subcommand)]
         command: CalibrateCommand,
     },
+    Publish(vaultbench::publish::args::PublishArgs),
 }
 
 #[derive(Subcommand)]
@@ -158,6 +159,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bless { result, dirs, force } => cmd_bless(result, &dirs, force),
         Command::Rescore { result, json, write } => cmd_rescore(&result, json, write.as_deref()),
         Command::Suite { command: SuiteCommand::Check { suite } } => cmd_suite_check(&suite),
+        Command::Publish(args) => cmd_publish(&args),
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {
             let path = file.unwrap_or_else(|| PathBuf::from("evals/calibration/judge-calibration.json"));
             let file: CalibrationFile = fsio::read_json(&path)?;
@@ -171,6 +173,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn cmd_publish(args: &vaultbench::publish::args::PublishArgs) -> Result<ExitCode> {
+    use vaultbench::publish::{self, Notice, Stopped};
+    if args.watch {
+        let stopped = publish::watch::run(args.options(), args.watch_options(), &mut |notice| match notice {
+            Notice::Warning(_) | Notice::Failed(_) | Notice::WatchError(_) | Notice::NotWatching(_) => {
+                eprintln!("{notice}")
+            }
+            _ => println!("{notice}"),
+        })?;
+        return Ok(ExitCode::from(if stopped == Stopped::Terminated { 143 } else { 130 }));
+    }
+    let report = publish::build(&args.options())?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!("{report}");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn cmd_suite_check(root: &Path) -> Result<ExitCode> {

@@ -99,6 +99,7 @@ fn bless_refuses_a_preview_model_unless_forced_and_keeps_the_old_baseline() {
 fn bless_refuses_partial_interrupted_errored_and_reference_runs() {
     let dir = tempfile::tempdir().unwrap();
     let base = sample_result("ollama", "m", &[("alpha", &[true])]);
+    #[allow(clippy::type_complexity)]
     let cases: Vec<(&str, Box<dyn Fn(&mut vaultbench::format::result::ResultFile)>, bool)> = vec![
         ("interrupted", Box::new(|r| r.interrupted = true), true),
         ("shard 1/2", Box::new(|r| r.shard = Some("1/2".into())), true),
