@@ -147,6 +147,48 @@ pub fn classify(path: &Path, roots: &Roots) -> Option<ChangeKind> {
     None
 }
 
+/// What a path looked like: modification time, size, inode and whether it
+/// is a folder, or `None` when it does not exist.
+type Fingerprint = Option<(std::time::SystemTime, u64, u64, bool)>;
+
+/// The last seen state of every watched path. The watcher also reports a
+/// file being opened for reading (inotify `IN_OPEN`), which a build does to
+/// every file it loads; only a path whose fingerprint changed is a change,
+/// otherwise each build would trigger the next.
+#[derive(Default)]
+struct Fingerprints(std::collections::HashMap<PathBuf, Fingerprint>);
+
+impl Fingerprints {
+    fn of(path: &Path) -> Fingerprint {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Some((meta.modified().ok()?, meta.len(), inode, meta.is_dir()))
+    }
+
+    /// Record every file and folder under the watched roots.
+    fn record_all(&mut self, roots: &[&Path]) {
+        for root in roots {
+            for entry in walkdir::WalkDir::new(root).into_iter().filter_map(|e| e.ok()) {
+                self.0.insert(entry.path().to_path_buf(), Self::of(entry.path()));
+            }
+        }
+    }
+
+    /// Whether `path` differs from when it was last seen (and remember it).
+    /// A folder that still exists has not changed: what changed in it is
+    /// reported with the paths of its files.
+    fn changed(&mut self, path: &Path) -> bool {
+        let now = Self::of(path);
+        match self.0.insert(path.to_path_buf(), now) {
+            Some(Some(before)) if before.3 && now.is_some_and(|n| n.3) => false,
+            before => before != Some(now),
+        }
+    }
+}
+
 enum LoopEvent {
     Changes(Vec<PathBuf>),
     WatchError(String),
@@ -222,13 +264,16 @@ pub fn run(options: PublishOptions, watch: WatchOptions, notify: &mut dyn FnMut(
         debouncer.watcher().watch(parent, RecursiveMode::NonRecursive).ok();
         watching.push(roots.config.clone());
     }
+    let mut fingerprints = Fingerprints::default();
+    fingerprints.record_all(&[&roots.docs, &roots.templates, &roots.baselines, &roots.tasks, &roots.config]);
     notify(Notice::Watching(watching));
     notify(Notice::Serving(format!("http://{addr}{base_path}")));
 
     let stopped = loop {
         match rx.recv() {
             Ok(LoopEvent::Changes(paths)) => {
-                let kinds: BTreeSet<ChangeKind> = paths.iter().filter_map(|p| classify(p, &roots)).collect();
+                let kinds: BTreeSet<ChangeKind> =
+                    paths.iter().filter_map(|p| classify(p, &roots).filter(|_| fingerprints.changed(p))).collect();
                 if !kinds.is_empty() {
                     builder.rebuild(&kinds.into_iter().collect::<Vec<_>>(), &state, notify, true);
                 }
@@ -324,6 +369,30 @@ impl Rebuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reading_a_file_is_not_a_change_but_writing_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.md");
+        std::fs::write(&file, "one").unwrap();
+        let mut prints = Fingerprints::default();
+        prints.record_all(&[dir.path()]);
+        std::fs::read(&file).unwrap();
+        assert!(!prints.changed(&file));
+        std::fs::write(&file, "two!").unwrap();
+        assert!(prints.changed(&file));
+        assert!(!prints.changed(&file));
+        std::fs::remove_file(&file).unwrap();
+        assert!(prints.changed(&file));
+        let new = dir.path().join("b.md");
+        std::fs::write(&new, "").unwrap();
+        assert!(prints.changed(&new));
+        // The folder's own time changed with its entries; that is not a change of its own.
+        assert!(!prints.changed(dir.path()));
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        assert!(prints.changed(&sub));
+    }
 
     fn roots() -> Roots {
         let r = Path::new("/repo");

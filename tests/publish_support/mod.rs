@@ -158,13 +158,33 @@ pub fn http(method: &str, url: &str, body: Option<&str>) -> std::io::Result<Resp
         "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw)?;
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    // Read the head, then as many body bytes as Content-Length says: some
+    // servers keep the connection open despite `Connection: close`.
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
     let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body =
-        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_string() };
+    let lower = head.to_ascii_lowercase();
+    let length =
+        lower.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|n| n.trim().parse::<usize>().ok());
+    let mut raw = Vec::new();
+    match length {
+        Some(n) => {
+            raw.resize(n, 0);
+            reader.read_exact(&mut raw)?;
+        }
+        None => {
+            reader.read_to_end(&mut raw)?;
+        }
+    }
+    let body = String::from_utf8_lossy(&raw).into_owned();
+    let body = if lower.contains("transfer-encoding: chunked") { dechunk(&body) } else { body };
     Ok(Response { status, body })
 }
 
