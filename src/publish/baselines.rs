@@ -144,13 +144,16 @@ pub fn load_dir(dir: &Path) -> Result<(Vec<Baseline>, Vec<Warning>), anyhow::Err
 const PARALLEL_MIN_FILES: usize = 8;
 
 /// Read and parse each file; on several cores, files are spread over threads
-/// (measured: parsing dominates a build with many large baselines).
+/// (measured by `benches/publish.sh`: parsing dominates a build with many
+/// large baselines). `VAULTBENCH_PARSE_THREADS` caps the threads, for that
+/// measurement.
 fn parse_files(files: &[PathBuf]) -> Vec<Result<Headline, String>> {
     let one = |path: &PathBuf| -> Result<Headline, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
         parse(&text).map_err(|e| e.to_string())
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let cap = std::env::var("VAULTBENCH_PARSE_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(8);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cap.max(1));
     if threads < 2 || files.len() < PARALLEL_MIN_FILES {
         return files.iter().map(one).collect();
     }
