@@ -51,20 +51,11 @@ pub fn load(dir: &Path) -> Result<Content> {
         bail!("the docs folder {} does not exist: pass --docs DIR, the folder of Markdown pages", dir.display());
     }
     let mut content = Content::default();
-    for entry in walkdir::WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()))
-    {
-        let entry = entry.with_context(|| format!("reading the docs folder {}", dir.display()))?;
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let rel = relative(dir, entry.path());
+    for (rel, file) in files(dir)? {
         if rel.ends_with(".md") {
-            content.pages.push(load_page(entry.path(), rel)?);
+            content.pages.push(load_page(&file, rel)?);
         } else {
-            content.assets.push(Asset { rel, file: entry.path().to_path_buf() });
+            content.assets.push(Asset { rel, file });
         }
     }
     Ok(content)
@@ -72,21 +63,24 @@ pub fn load(dir: &Path) -> Result<Content> {
 
 /// Load every file under `dir` as an asset (the templates' `static/` folder).
 pub fn load_assets(dir: &Path, prefix: &str) -> Result<Vec<Asset>> {
-    let mut assets = Vec::new();
     if !dir.is_dir() {
-        return Ok(assets);
+        return Ok(Vec::new());
     }
-    for entry in walkdir::WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name()))
-    {
+    Ok(files(dir)?.into_iter().map(|(rel, file)| Asset { rel: format!("{prefix}{rel}"), file }).collect())
+}
+
+/// Every file under `dir`, hidden ones skipped, sorted: (path relative to
+/// `dir` with `/`, path).
+fn files(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let mut files = Vec::new();
+    let walk = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter();
+    for entry in walk.filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name())) {
         let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
         if entry.file_type().is_file() {
-            assets.push(Asset { rel: format!("{prefix}{}", relative(dir, entry.path())), file: entry.path().into() });
+            files.push((relative(dir, entry.path()), entry.path().to_path_buf()));
         }
     }
-    Ok(assets)
+    Ok(files)
 }
 
 /// Whether a file name is hidden, or an editor's temporary file.
