@@ -11,6 +11,7 @@ pub mod jsnum;
 pub mod judge;
 pub mod pricing;
 pub mod provider;
+pub mod publish;
 pub mod report;
 pub mod score;
 pub mod suite;

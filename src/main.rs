@@ -126,6 +126,7 @@ enum Command {
         #[command(subcommand)]
         command: CalibrateCommand,
     },
+    Publish(vaultbench::publish::args::PublishArgs),
 }
 
 #[derive(Subcommand)]
@@ -230,6 +231,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Suite { command: SuiteCommand::Check { suite, references } } => {
             status(sweep_command::suite_check(&suite, references, &mut std::io::stdout(), &mut std::io::stderr()))
         }
+        Command::Publish(args) => cmd_publish(&args),
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {
             let path = file.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
             let file: CalibrationFile = fsio::read_json(&path)?;
@@ -305,6 +307,25 @@ fn cmd_calibrate_judge(
     }
     // Failed calls leave the figures on fewer tuples; none at all is a failure.
     Ok(if run.asked > 0 && run.agreement.evaluated == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn cmd_publish(args: &vaultbench::publish::args::PublishArgs) -> Result<ExitCode> {
+    use vaultbench::publish::{self, Notice, Stopped};
+    if args.watch {
+        let stopped = publish::watch::run(args.options(), args.watch_options(), &mut |notice| match notice {
+            Notice::Warning(_) | Notice::Failed(_) | Notice::WatchError(_) | Notice::NotWatching(_) => {
+                eprintln!("{notice}")
+            }
+            _ => println!("{notice}"),
+        })?;
+        return Ok(ExitCode::from(if stopped == Stopped::Terminated { 143 } else { 130 }));
+    }
+    let report = publish::build(&args.options())?;
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!("{report}");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn status(result: Result<Status>) -> Result<ExitCode> {

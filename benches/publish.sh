@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Benchmark of `vaultbench publish` (not a test; nothing here is committed output).
+#
+#   benches/publish.sh            # RUNS=7 by default
+#
+# 1. full build of our docs/ with the reference harness's 2 baselines
+# 2. full build of our docs/ with 200 synthetic baselines of realistic size
+#    (copies of those baselines under new model names, made in a temp folder)
+# 3. the reference project's docs corpus (32 pages) with its baselines, and
+#    mdBook on the same pages (a temporary install under /tmp/mdbook)
+# 4. --watch: rebuild time after the debounce for a page edit and a new
+#    baseline, as the watcher reports it, and edit-to-served-page latency
+#
+# Medians of RUNS runs (hyperfine when installed, else a date loop), peak
+# memory from /usr/bin/time -v. Needs ../shared/upstream (the corpus).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS="${RUNS:-7}"
+UP="$(cd ../shared/upstream 2>/dev/null && pwd)" || { echo "the upstream corpus (../shared/upstream) is needed" >&2; exit 1; }
+ROOT="$(pwd)"
+BIN="$ROOT/target/release/vaultbench"
+cargo build --release --quiet
+WORK="$(mktemp -d)"
+trap 'kill "${WATCH_PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+# Median wall time (ms) of a command, run RUNS times after one warm-up.
+median_ms() {
+    if command -v hyperfine >/dev/null 2>&1; then
+        hyperfine --warmup 1 --runs "$RUNS" --export-json "$WORK/h.json" --style none "$1" >/dev/null 2>&1
+        python3 -c "import json;r=json.load(open('$WORK/h.json'))['results'][0];print(f\"{r['median']*1000:.1f}\")"
+    else
+        bash -c "$1" >/dev/null 2>&1
+        local times=()
+        for _ in $(seq "$RUNS"); do
+            local s e
+            s=$(date +%s%N); bash -c "$1" >/dev/null 2>&1; e=$(date +%s%N)
+            times+=($(( (e - s) / 1000 )))
+        done
+        printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.1f\n", m/1000}'
+    fi
+}
+
+# Peak resident memory (MB) of one run.
+peak_mb() {
+    /usr/bin/time -v bash -c "$1" 2>&1 >/dev/null | awk -F: '/Maximum resident set size/ {printf "%.1f\n", $2/1024}'
+}
+
+report() { printf '%-58s median %8s ms   peak %7s MB\n' "$1" "$(median_ms "$2")" "$(peak_mb "$2")"; }
+
+echo "machine: $(nproc) cores; runs per figure: $RUNS"
+
+# 1. Our docs + the upstream baselines.
+mkdir -p "$WORK/p1"
+report "our docs + 2 upstream baselines" \
+    "cd $WORK/p1 && $BIN publish --docs $ROOT/docs --baselines $UP/baselines --suite $UP --out site"
+
+# 2. Our docs + 200 synthetic baselines.
+mkdir -p "$WORK/b200" "$WORK/p2"
+i=0
+for n in $(seq 100); do
+    for f in "$UP"/baselines/*.json; do
+        i=$((i + 1))
+        sed "0,/\"model\": \"[^\"]*\"/s//\"model\": \"synthetic-$i\"/" "$f" > "$WORK/b200/synthetic-$i.json"
+    done
+done
+echo "synthetic baselines: $(ls "$WORK/b200" | wc -l) files, $(du -sh "$WORK/b200" | cut -f1)"
+report "our docs + 200 synthetic baselines" \
+    "cd $WORK/p2 && $BIN publish --docs $ROOT/docs --baselines $WORK/b200 --suite $UP --out site"
+report "our docs + 200 synthetic baselines, one parsing thread" \
+    "cd $WORK/p2 && VAULTBENCH_PARSE_THREADS=1 $BIN publish --docs $ROOT/docs --baselines $WORK/b200 --suite $UP --out site"
+
+# 3. The upstream docs corpus, and mdBook on the same pages.
+mkdir -p "$WORK/p3"
+report "upstream docs (32 pages) + 2 baselines: vaultbench" \
+    "cd $WORK/p3 && $BIN publish --docs $UP/docs --baselines $UP/baselines --suite $UP --out site"
+MDBOOK=/tmp/mdbook/bin/mdbook
+if [ ! -x "$MDBOOK" ]; then
+    cargo install mdbook --root /tmp/mdbook --quiet || true
+fi
+if [ -x "$MDBOOK" ]; then
+    mkdir -p "$WORK/book"
+    cp -r "$UP/docs" "$WORK/book/src"
+    chmod -R u+w "$WORK/book/src"
+    printf '[book]\ntitle = "corpus"\n\n[output.html]\n' > "$WORK/book/book.toml"
+    {
+        echo "# Summary"
+        echo
+        (cd "$WORK/book/src" && find . -name '*.md' ! -name SUMMARY.md | sort | sed 's|^\./||') |
+            while read -r page; do echo "- [$page]($page)"; done
+    } > "$WORK/book/src/SUMMARY.md"
+    echo "mdBook: $($MDBOOK --version)"
+    report "upstream docs (32 pages): mdBook (no generated table)" "cd $WORK/book && $MDBOOK build -d $WORK/book/out"
+else
+    echo "mdBook could not be installed; skipping the peer comparison"
+fi
+
+# 4. --watch rebuild latency.
+mkdir -p "$WORK/w/evals/baselines"
+cp -r "$ROOT/docs" "$WORK/w/docs"
+cp "$UP"/baselines/*.json "$WORK/w/evals/baselines/"
+(cd "$WORK/w" && exec "$BIN" publish --watch --suite "$UP" > "$WORK/watch.log" 2>&1) &
+WATCH_PID=$!
+for _ in $(seq 100); do grep -q "Serving the site at" "$WORK/watch.log" 2>/dev/null && break; sleep 0.1; done
+URL=$(grep -o 'http://127.0.0.1:[0-9]*/' "$WORK/watch.log" | head -1)
+edit_latencies=()
+for n in $(seq "$RUNS"); do
+    start=$(date +%s%N)
+    sed -i "s/^# The vault tools.*/# The vault tools $n/" "$WORK/w/docs/tools.md"
+    until curl -s "${URL}tools.html" | grep -q "The vault tools $n"; do sleep 0.005; done
+    end=$(date +%s%N)
+    edit_latencies+=($(( (end - start) / 1000000 )))
+    sleep 0.3
+done
+for n in $(seq "$RUNS"); do
+    cp "$UP/baselines/gemini-gemini-2.5-flash.json" "$WORK/w/evals/baselines/extra-$n.json"
+    sleep 0.4
+done
+sleep 0.5
+kill -INT "$WATCH_PID"; wait "$WATCH_PID" 2>/dev/null || true; WATCH_PID=""
+med() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
+echo "watch rebuild after the debounce, page edit:    median $(grep '^Changed content' "$WORK/watch.log" | grep -o 'in [0-9]* ms' | awk '{print $2}' | med) ms"
+echo "watch rebuild after the debounce, new baseline: median $(grep '^Changed baselines' "$WORK/watch.log" | grep -o 'in [0-9]* ms' | awk '{print $2}' | med) ms"
+echo "edit to served page (100 ms debounce included): median $(printf '%s\n' "${edit_latencies[@]}" | med) ms"

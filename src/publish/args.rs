@@ -1,0 +1,68 @@
+//! The command-line arguments of `vaultbench publish`, kept beside the
+//! publisher so that `main.rs` only adds the subcommand and calls it.
+
+use std::path::PathBuf;
+
+use super::{PublishOptions, WatchOptions};
+
+/// Build the docs site: the Markdown pages of --docs as HTML in --out, with
+/// the results table, a page per baseline, the task matrix, the solve^k
+/// chart and the task catalog generated from --baselines and --suite.
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_help = "Templates: the Tera templates and stylesheet are built into the binary, so publish works \
+    from any folder; files in --templates (default: templates/) replace the built-in ones of the same name and add \
+    new ones (e.g. partials a page can {% include %}).\n\n\
+    A page places generated content with {{ results_table() }}, {{ results_chart() }}, {{ task_matrix() }} or \
+    {{ task_catalog() }} on a line of its own; template syntax inside code and raw HTML is left as written.\n\n\
+    Configuration (optional, in --config): [site] title, repository (commit links), base_path (serving under a \
+    sub-path).")]
+pub struct PublishArgs {
+    /// The Markdown pages.
+    #[arg(long, value_name = "DIR", default_value = "docs")]
+    pub docs: PathBuf,
+    /// The blessed baselines shown in the results table.
+    #[arg(long, value_name = "DIR", default_value = "evals/baselines")]
+    pub baselines: PathBuf,
+    /// The suite folder (holding tasks/) for the task catalog and for marking
+    /// baselines whose tasks differ from the current suite.
+    #[arg(long, value_name = "DIR", default_value = "evals")]
+    pub suite: PathBuf,
+    /// Where the site is written (replaced on every build).
+    #[arg(long, value_name = "DIR", default_value = "site")]
+    pub out: PathBuf,
+    /// Templates on disk that override the built-in ones.
+    #[arg(long, value_name = "DIR", default_value = "templates")]
+    pub templates: PathBuf,
+    /// The site configuration; absent means the defaults.
+    #[arg(long, value_name = "FILE", default_value = "vaultbench.toml")]
+    pub config: PathBuf,
+    /// Serve the site on 127.0.0.1 and rebuild it, with live reload, on every
+    /// change to the pages, templates, baselines, tasks or configuration.
+    #[arg(long)]
+    pub watch: bool,
+    /// The preview server's port with --watch (0: a free port, printed).
+    #[arg(long, default_value_t = 0, requires = "watch")]
+    pub port: u16,
+    /// Fail (exit 1, nothing written) on any warning: a malformed baseline,
+    /// a broken internal link, a suite that does not load.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+impl PublishArgs {
+    pub fn options(&self) -> PublishOptions {
+        PublishOptions {
+            docs: self.docs.clone(),
+            baselines: self.baselines.clone(),
+            suite: self.suite.clone(),
+            out: self.out.clone(),
+            templates: self.templates.clone(),
+            config: self.config.clone(),
+            strict: self.strict,
+        }
+    }
+
+    pub fn watch_options(&self) -> WatchOptions {
+        WatchOptions { port: self.port, ..WatchOptions::default() }
+    }
+}

@@ -1,0 +1,216 @@
+//! Loading the headline figures of blessed baselines (`evals/baselines/*.json`)
+//! for the site: run id, commit, model, provider, the aggregate, and per task
+//! its counts and mean metrics.
+//!
+//! The per-run evidence (`runs`, about nine tenths of a baseline's bytes) is
+//! skipped by the parser (serde's `IgnoredAny`) without being built in memory.
+//! Every field is optional here: a readable file with missing fields still
+//! gives a row, with safe defaults filled in by `publish::results`. A file that
+//! is not valid JSON, or has a field of the wrong type, is left out with a
+//! warning naming the file, the position and the field.
+//!
+//! It does not validate figures (that is `vaultbench report`) and never
+//! writes anything.
+
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use super::Warning;
+use crate::fsio;
+
+/// The headline part of a result/baseline file.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Headline {
+    pub run_id: Option<String>,
+    pub git_sha: Option<String>,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    #[serde(default)]
+    pub tasks: Vec<TaskHeadline>,
+    #[serde(default)]
+    pub aggregate: AggregateHeadline,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct TaskHeadline {
+    pub id: Option<String>,
+    pub difficulty: Option<String>,
+    pub category: Option<String>,
+    pub n_runs: Option<u32>,
+    pub passed_count: Option<u32>,
+    pub solved_count: Option<u32>,
+    pub pass_k: Option<bool>,
+    pub solve_k: Option<bool>,
+    pub flaky: Option<bool>,
+    #[serde(default)]
+    pub metrics: MetricsHeadline,
+    /// The per-run evidence: skipped without being built.
+    #[serde(default)]
+    #[allow(dead_code)]
+    runs: IgnoredAny,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct MetricsHeadline {
+    pub turns: Option<f64>,
+    pub tool_calls: Option<f64>,
+    pub prompt_tokens: Option<f64>,
+    pub cached_tokens: Option<f64>,
+    pub cache_ratio: Option<f64>,
+    pub output_tokens: Option<f64>,
+    pub cost_usd: Option<f64>,
+    pub loop_fires: Option<f64>,
+    pub duration_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct AggregateHeadline {
+    pub total_tasks: Option<u32>,
+    pub n_runs: Option<u32>,
+    pub total_runs: Option<u32>,
+    pub pass_k_rate: Option<f64>,
+    pub solve_k_rate: Option<f64>,
+    pub mean_pass_rate: Option<f64>,
+    pub mean_solve_rate: Option<f64>,
+    pub flaky_task_count: Option<u32>,
+    pub mean_turns: Option<f64>,
+    pub p95_turns: Option<f64>,
+    pub mean_cache_ratio: Option<f64>,
+    pub mean_cost_usd: Option<f64>,
+    pub total_cost_usd: Option<f64>,
+    pub total_loop_fires: Option<u32>,
+    #[serde(default)]
+    pub by_difficulty: IndexMap<String, TierHeadline>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct TierHeadline {
+    pub total_tasks: Option<u32>,
+    pub solve_k_count: Option<u32>,
+    pub solved_cells: Option<u32>,
+    pub run_cells: Option<u32>,
+    pub solve_k_rate: Option<f64>,
+    pub mean_solve_rate: Option<f64>,
+}
+
+/// One readable baseline file.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    pub path: PathBuf,
+    /// The file name without `.json`; names the baseline's own page.
+    pub stem: String,
+    pub headline: Headline,
+}
+
+/// Parse one baseline's headline from its text.
+pub fn parse(text: &str) -> Result<Headline, fsio::JsonError> {
+    fsio::parse_json(text)
+}
+
+/// Load every `*.json` in `dir`, sorted by file name. A missing folder is an
+/// empty list (a fresh clone has no baselines yet).
+pub fn load_dir(dir: &Path) -> Result<(Vec<Baseline>, Vec<Warning>), anyhow::Error> {
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+        Err(e) => anyhow::bail!("reading the baselines folder {}: {e}", dir.display()),
+    };
+    files.sort();
+    let results = parse_files(&files);
+    let mut baselines = Vec::with_capacity(files.len());
+    let mut warnings = Vec::new();
+    for (path, result) in files.into_iter().zip(results) {
+        match result {
+            Ok(headline) => {
+                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                baselines.push(Baseline { path, stem, headline });
+            }
+            Err(message) => warnings.push(Warning::new(
+                &path,
+                format!("{message}; this baseline is left out of the table (fix the file or remove it)"),
+            )),
+        }
+    }
+    Ok((baselines, warnings))
+}
+
+/// Below this many files one thread is as fast: spawning costs more than it saves.
+const PARALLEL_MIN_FILES: usize = 8;
+
+/// Read and parse each file; on several cores, files are spread over threads
+/// (measured by `benches/publish.sh`: parsing dominates a build with many
+/// large baselines). `VAULTBENCH_PARSE_THREADS` caps the threads, for that
+/// measurement.
+fn parse_files(files: &[PathBuf]) -> Vec<Result<Headline, String>> {
+    let one = |path: &PathBuf| -> Result<Headline, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+        parse(&text).map_err(|e| e.to_string())
+    };
+    let cap = std::env::var("VAULTBENCH_PARSE_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(8);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cap.max(1));
+    if threads < 2 || files.len() < PARALLEL_MIN_FILES {
+        return files.iter().map(one).collect();
+    }
+    let chunk = files.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> =
+            files.chunks(chunk).map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().expect("parsing a baseline does not panic")).collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_skipped_and_missing_fields_are_none() {
+        let h = parse(r#"{"model": "m", "tasks": [{"id": "a", "runs": [{"huge": [1, 2, {"x": "y"}]}]}]}"#).unwrap();
+        assert_eq!(h.model.as_deref(), Some("m"));
+        assert_eq!(h.provider, None);
+        assert_eq!(h.tasks.len(), 1);
+        assert_eq!(h.tasks[0].id.as_deref(), Some("a"));
+        assert_eq!(h.aggregate.solve_k_rate, None);
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_field() {
+        let e = parse("{\"aggregate\": {\"solve_k_rate\": \"high\"}}").unwrap_err();
+        assert_eq!(e.field, "aggregate.solve_k_rate");
+        let e = parse("{\"model\": ").unwrap_err();
+        assert!(e.message.contains("EOF"), "{e}");
+    }
+
+    #[test]
+    fn a_folder_with_a_bad_file_keeps_the_good_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.json"), r#"{"model": "a"}"#).unwrap();
+        std::fs::write(dir.path().join("b.json"), "{ not json").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+        let (ok, warnings) = load_dir(dir.path()).unwrap();
+        assert_eq!(ok.len(), 1);
+        assert_eq!(ok[0].stem, "a");
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].to_string().contains("b.json"), "{}", warnings[0]);
+        let (none, w) = load_dir(&dir.path().join("absent")).unwrap();
+        assert!(none.is_empty() && w.is_empty());
+    }
+
+    #[test]
+    fn many_files_parse_in_parallel_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..20 {
+            std::fs::write(dir.path().join(format!("b{i:02}.json")), format!(r#"{{"model": "m{i:02}"}}"#)).unwrap();
+        }
+        let (ok, _) = load_dir(dir.path()).unwrap();
+        let models: Vec<_> = ok.iter().map(|b| b.headline.model.clone().unwrap()).collect();
+        let expected: Vec<_> = (0..20).map(|i| format!("m{i:02}")).collect();
+        assert_eq!(models, expected);
+    }
+}

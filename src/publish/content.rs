@@ -1,0 +1,177 @@
+//! Loading the docs folder: every Markdown page (with its frontmatter read
+//! and cut off) and every other file, which is copied to the site as a static
+//! asset. Hidden files and folders (`.name`) are skipped.
+//!
+//! It does not render anything; see `publish::markdown` and `publish::site`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::score::frontmatter;
+
+/// A Markdown page of the docs folder.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// Path relative to the docs folder, with `/` separators: `guide/setup.md`.
+    pub rel: String,
+    /// Output path relative to the site root: `guide/setup.html`.
+    pub out: String,
+    /// The file, for messages.
+    pub file: PathBuf,
+    /// The Markdown after the frontmatter, with the frontmatter's lines kept
+    /// as empty lines so that line numbers match the file.
+    pub body: String,
+    /// `title` from the frontmatter.
+    pub title: Option<String>,
+    /// `order` from the frontmatter: position in the navigation (lower first).
+    pub order: Option<i64>,
+}
+
+/// A file copied to the site unchanged.
+#[derive(Debug, Clone)]
+pub struct Asset {
+    /// Path relative to its source folder and to the site root.
+    pub rel: String,
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Content {
+    /// Sorted by `rel`.
+    pub pages: Vec<Page>,
+    /// Sorted by `rel`.
+    pub assets: Vec<Asset>,
+}
+
+/// Load the docs folder `dir`.
+pub fn load(dir: &Path) -> Result<Content> {
+    if !dir.is_dir() {
+        bail!("the docs folder {} does not exist: pass --docs DIR, the folder of Markdown pages", dir.display());
+    }
+    let mut content = Content::default();
+    for (rel, file) in files(dir)? {
+        if rel.ends_with(".md") {
+            content.pages.push(load_page(&file, rel)?);
+        } else {
+            content.assets.push(Asset { rel, file });
+        }
+    }
+    Ok(content)
+}
+
+/// Load every file under `dir` as an asset (the templates' `static/` folder).
+pub fn load_assets(dir: &Path, prefix: &str) -> Result<Vec<Asset>> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    Ok(files(dir)?.into_iter().map(|(rel, file)| Asset { rel: format!("{prefix}{rel}"), file }).collect())
+}
+
+/// Every file under `dir`, hidden ones skipped, sorted: (path relative to
+/// `dir` with `/`, path).
+fn files(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let mut files = Vec::new();
+    let walk = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter();
+    for entry in walk.filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name())) {
+        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
+        if entry.file_type().is_file() {
+            files.push((relative(dir, entry.path()), entry.path().to_path_buf()));
+        }
+    }
+    Ok(files)
+}
+
+/// Whether a file name is hidden, or an editor's temporary file.
+pub fn is_hidden(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name.starts_with('.') || name.ends_with('~') || name.ends_with(".swp") || name.ends_with(".tmp")
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+}
+
+fn load_page(file: &Path, rel: String) -> Result<Page> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    page_from_text(file, rel, &text)
+}
+
+/// Split a page's text into frontmatter fields and body.
+pub fn page_from_text(file: &Path, rel: String, text: &str) -> Result<Page> {
+    let out = format!("{}.html", rel.strip_suffix(".md").unwrap_or(&rel));
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (mut title, mut order, mut body) = (None, None, text.to_string());
+    if let Some(yaml) = frontmatter::block(text) {
+        let fields = frontmatter::parse(text)
+            .map_err(|e| anyhow::anyhow!("{}: {e} (fix the YAML between the `---` lines at the top)", file.display()))?
+            .unwrap_or_default();
+        title = match fields.get("title") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => Some(other.to_string()),
+        };
+        order = match fields.get("order") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) if n.is_i64() => n.as_i64(),
+            Some(other) => bail!("{}: frontmatter `order` is {other}: it must be a whole number", file.display()),
+        };
+        // The block plus its two `---` lines become empty lines.
+        let end = yaml.as_ptr() as usize - text.as_ptr() as usize + yaml.len();
+        let closing = text[end..].find('\n').map_or(text.len(), |i| end + i);
+        let lines = text[..closing].matches('\n').count();
+        body = "\n".repeat(lines) + &text[closing..];
+    }
+    Ok(Page { rel, out, file: file.to_path_buf(), body, title, order })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontmatter_is_read_and_cut_keeping_line_numbers() {
+        let p =
+            page_from_text(Path::new("d/x.md"), "x.md".into(), "---\ntitle: Hello\norder: 2\n---\n# Body\n").unwrap();
+        assert_eq!(p.title.as_deref(), Some("Hello"));
+        assert_eq!(p.order, Some(2));
+        assert_eq!(p.body, "\n\n\n\n# Body\n");
+        assert_eq!(p.out, "x.html");
+    }
+
+    #[test]
+    fn no_frontmatter_keeps_the_text() {
+        let p = page_from_text(Path::new("d/g/y.md"), "g/y.md".into(), "# Y\n---\n").unwrap();
+        assert_eq!(p.title, None);
+        assert_eq!(p.body, "# Y\n---\n");
+        assert_eq!(p.out, "g/y.html");
+    }
+
+    #[test]
+    fn malformed_frontmatter_names_the_file() {
+        let e = page_from_text(Path::new("d/z.md"), "z.md".into(), "---\ntitle: [unclosed\n---\n").unwrap_err();
+        assert!(e.to_string().contains("d/z.md") && e.to_string().contains("YAML"), "{e}");
+        let e = page_from_text(Path::new("d/z.md"), "z.md".into(), "---\norder: first\n---\n").unwrap_err();
+        assert!(e.to_string().contains("order"), "{e}");
+    }
+
+    #[test]
+    fn pages_and_assets_are_separated_and_hidden_files_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("guide/img")).unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join("index.md"), "# I").unwrap();
+        std::fs::write(dir.path().join("guide/a.md"), "# A").unwrap();
+        std::fs::write(dir.path().join("guide/img/p.png"), "png").unwrap();
+        std::fs::write(dir.path().join(".git/x.md"), "# no").unwrap();
+        std::fs::write(dir.path().join("guide/.a.md.swp"), "no").unwrap();
+        let c = load(dir.path()).unwrap();
+        let pages: Vec<_> = c.pages.iter().map(|p| p.rel.as_str()).collect();
+        assert_eq!(pages, ["guide/a.md", "index.md"]);
+        let assets: Vec<_> = c.assets.iter().map(|a| a.rel.as_str()).collect();
+        assert_eq!(assets, ["guide/img/p.png"]);
+        assert!(load(&dir.path().join("missing")).unwrap_err().to_string().contains("--docs"));
+    }
+}

@@ -1,0 +1,199 @@
+//! Internal links between docs pages: `other.md`, `guide/x.md#anchor`,
+//! `../index.md`, `/guide/x` are resolved against the docs tree and rewritten
+//! to the generated `.html` pages; links to assets and generated pages are
+//! checked to exist. A link that leads nowhere is reported (a warning, or an
+//! error with `--strict`, decided by the caller).
+//!
+//! External links (`https:`, `mailto:`, `//host`) are left alone. Anchors are
+//! checked once every page is rendered (`Resolved::anchor`).
+
+use std::collections::HashSet;
+
+use percent_encoding::percent_decode_str;
+
+/// What exists on the site, for resolving links.
+#[derive(Debug, Default)]
+pub struct SiteIndex {
+    /// Docs pages by path relative to the docs folder (`guide/x.md`).
+    pub pages: HashSet<String>,
+    /// Every output path (`guide/x.html`, `static/style.css`, `results.html`).
+    pub outputs: HashSet<String>,
+    /// The site's base path (`/` or `/sub/`), for absolute links.
+    pub base_path: String,
+}
+
+/// A resolved internal link.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The destination to write instead, when it changes.
+    pub rewritten: Option<String>,
+    /// (page `rel`, anchor) to check once that page's headings are known.
+    pub anchor: Option<(String, String)>,
+}
+
+/// Resolve `dest`, written in the page `from` (a `rel` path). `Err` says why
+/// the link is broken.
+pub fn resolve(from: &str, dest: &str, index: &SiteIndex) -> Result<Resolved, String> {
+    let keep = Resolved { rewritten: None, anchor: None };
+    if dest.is_empty() || is_external(dest) {
+        return Ok(keep);
+    }
+    let (path_and_query, fragment) = match dest.split_once('#') {
+        Some((p, f)) => (p, Some(f)),
+        None => (dest, None),
+    };
+    let (path, query) = match path_and_query.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (path_and_query, None),
+    };
+    let anchor_of = |page: &str| fragment.filter(|f| !f.is_empty()).map(|f| (page.to_string(), decode(f)));
+    if path.is_empty() {
+        return Ok(Resolved { rewritten: None, anchor: anchor_of(from) });
+    }
+    let decoded = decode(path);
+    let absolute = decoded.starts_with('/');
+    let joined = if absolute {
+        let within = decoded.strip_prefix(index.base_path.as_str()).unwrap_or(&decoded[1..]);
+        normalize("", within)
+    } else {
+        normalize(from.rsplit_once('/').map_or("", |(dir, _)| dir), &decoded)
+    }
+    .ok_or_else(|| format!("`{dest}` points outside the docs folder"))?;
+
+    let dir_like = decoded.ends_with('/') || joined.is_empty();
+    let candidates: Vec<String> = if dir_like {
+        vec![join(&joined, "index.md")]
+    } else if joined.ends_with(".md") {
+        vec![joined.clone()]
+    } else if extension(&joined).is_none() {
+        vec![format!("{joined}.md"), join(&joined, "index.md")]
+    } else {
+        Vec::new()
+    };
+    if let Some(page) = candidates.iter().find(|c| index.pages.contains(*c)) {
+        let html = format!("{}.html", page.strip_suffix(".md").expect("candidates end in .md"));
+        // Relative links stay relative to the page; absolute ones get the base path.
+        let target = if absolute { format!("{}{html}", index.base_path) } else { relative_from(from, &html) };
+        let mut rewritten = target;
+        if let Some(q) = query {
+            rewritten = format!("{rewritten}?{q}");
+        }
+        if let Some(f) = fragment {
+            rewritten = format!("{rewritten}#{f}");
+        }
+        return Ok(Resolved { rewritten: Some(rewritten), anchor: anchor_of(page) });
+    }
+    if !candidates.is_empty() {
+        return Err(format!("`{dest}`: there is no page {} in the docs folder", candidates[0]));
+    }
+    if index.outputs.contains(&joined) {
+        return Ok(keep);
+    }
+    Err(format!("`{dest}`: nothing is published at {joined}"))
+}
+
+fn is_external(dest: &str) -> bool {
+    if dest.starts_with("//") {
+        return true;
+    }
+    // A scheme: letters, digits, `+`, `-`, `.` before the first `:`, and no `/` before it.
+    match dest.find(':') {
+        Some(i) => dest[..i].chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) && i > 0,
+        None => false,
+    }
+}
+
+fn decode(s: &str) -> String {
+    percent_decode_str(s).decode_utf8_lossy().into_owned()
+}
+
+fn extension(path: &str) -> Option<&str> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').map(|(_, e)| e).filter(|e| !e.is_empty())
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") }
+}
+
+/// `dir` joined with `rel`, `.` and `..` resolved; `None` when it climbs
+/// above the root.
+fn normalize(dir: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = dir.split('/').filter(|s| !s.is_empty()).collect();
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The relative link from the page at `from` (docs-relative) to the output `to`.
+fn relative_from(from: &str, to: &str) -> String {
+    let from_dirs: Vec<&str> = from.split('/').collect::<Vec<_>>()[..from.matches('/').count()].to_vec();
+    let to_parts: Vec<&str> = to.split('/').collect();
+    let common = from_dirs.iter().zip(&to_parts).take_while(|(a, b)| a == b).count();
+    let mut out: Vec<&str> = vec![".."; from_dirs.len() - common];
+    out.extend(&to_parts[common..]);
+    out.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index() -> SiteIndex {
+        SiteIndex {
+            pages: ["index.md", "evals.md", "guide/setup.md", "guide/index.md"].map(String::from).into(),
+            outputs: ["results.html", "img/logo.png", "static/style.css"].map(String::from).into(),
+            base_path: "/sub/".into(),
+        }
+    }
+
+    fn rewritten(from: &str, dest: &str) -> String {
+        resolve(from, dest, &index()).unwrap().rewritten.unwrap_or_else(|| dest.to_string())
+    }
+
+    #[test]
+    fn md_links_become_html_links() {
+        assert_eq!(rewritten("index.md", "evals.md"), "evals.html");
+        assert_eq!(rewritten("index.md", "guide/setup.md#install"), "guide/setup.html#install");
+        assert_eq!(rewritten("guide/setup.md", "../evals.md"), "../evals.html");
+        assert_eq!(rewritten("guide/setup.md", "../guide/index.md"), "index.html");
+        assert_eq!(rewritten("guide/setup.md", "./"), "index.html");
+        assert_eq!(rewritten("evals.md", "/guide/setup"), "/sub/guide/setup.html");
+        assert_eq!(rewritten("evals.md", "/sub/guide/"), "/sub/guide/index.html");
+        assert_eq!(rewritten("evals.md", "guide"), "guide/index.html");
+    }
+
+    #[test]
+    fn anchors_are_handed_back_for_checking() {
+        let r = resolve("index.md", "guide/setup.md#a%20b", &index()).unwrap();
+        assert_eq!(r.anchor, Some(("guide/setup.md".into(), "a b".into())));
+        let r = resolve("evals.md", "#top", &index()).unwrap();
+        assert_eq!(r, Resolved { rewritten: None, anchor: Some(("evals.md".into(), "top".into())) });
+    }
+
+    #[test]
+    fn external_assets_and_generated_pages_are_kept() {
+        for dest in ["https://x.org/a.md", "mailto:a@b.c", "//cdn/x.js", "results.html", "img/logo.png"] {
+            assert_eq!(resolve("index.md", dest, &index()).unwrap().rewritten, None, "{dest}");
+        }
+    }
+
+    #[test]
+    fn broken_links_say_what_is_missing() {
+        let e = resolve("index.md", "nope.md", &index()).unwrap_err();
+        assert!(e.contains("no page nope.md"), "{e}");
+        let e = resolve("index.md", "img/missing.png", &index()).unwrap_err();
+        assert!(e.contains("img/missing.png"), "{e}");
+        let e = resolve("index.md", "../../etc/passwd", &index()).unwrap_err();
+        assert!(e.contains("outside"), "{e}");
+        let e = resolve("index.md", "guide/absent", &index()).unwrap_err();
+        assert!(e.contains("guide/absent.md"), "{e}");
+    }
+}

@@ -1,0 +1,149 @@
+//! `vaultbench publish`: the docs site. Markdown pages from `docs/` rendered
+//! to static HTML in `site/`, with the results table, per-baseline pages, the
+//! task matrix, the solve^k chart and the task catalog generated at build
+//! time from `evals/baselines/*.json` and the suite's tasks.
+//!
+//! A pipeline of plain stages, as Zola's `Site`: load (config, templates,
+//! content, baselines, suite), render (markdown, templates), write. `--watch`
+//! classifies each change and re-runs the same stages (`watch`, `serve`).
+//!
+//! What it owns: turning committed files into a site. It never changes a
+//! baseline, a task or a page, and it does not score or aggregate anything
+//! (`report` does); it shows the figures the baselines carry.
+
+pub mod args;
+pub mod baselines;
+pub mod config;
+pub mod content;
+pub mod links;
+pub mod markdown;
+pub mod output;
+pub mod results;
+mod serve;
+pub mod site;
+pub mod templates;
+pub mod watch;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+
+pub use site::{ChangeKind, Site};
+pub use watch::{Notice, Stopped, WatchOptions};
+
+/// Where `publish` reads and writes.
+#[derive(Debug, Clone)]
+pub struct PublishOptions {
+    pub docs: PathBuf,
+    pub baselines: PathBuf,
+    /// The suite folder, holding `tasks/`.
+    pub suite: PathBuf,
+    pub out: PathBuf,
+    /// Templates on disk that replace or add to the built-in ones.
+    pub templates: PathBuf,
+    /// The configuration file (may be absent).
+    pub config: PathBuf,
+    /// Warnings fail the build.
+    pub strict: bool,
+}
+
+impl Default for PublishOptions {
+    fn default() -> Self {
+        PublishOptions {
+            docs: "docs".into(),
+            baselines: "evals/baselines".into(),
+            suite: "evals".into(),
+            out: "site".into(),
+            templates: "templates".into(),
+            config: config::DEFAULT_FILE.into(),
+            strict: false,
+        }
+    }
+}
+
+/// A problem that does not stop the build (unless `--strict`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(file: &Path, message: String) -> Warning {
+        Warning { file: file.to_path_buf(), line: None, message }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.file.display(), self.message),
+            None => write!(f, "{}: {}", self.file.display(), self.message),
+        }
+    }
+}
+
+/// What a build did.
+#[derive(Debug, Clone)]
+pub struct BuildReport {
+    pub out: PathBuf,
+    pub pages: usize,
+    pub generated: usize,
+    pub assets: usize,
+    pub baselines: usize,
+    pub written: output::WriteStats,
+    pub warnings: Vec<Warning>,
+    pub elapsed: Duration,
+}
+
+impl fmt::Display for BuildReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Built {}: {} pages, {} generated pages from {} baseline{}, {} static files ({} written, {} unchanged, {} removed) in {} ms",
+            self.out.display(),
+            self.pages,
+            self.generated,
+            self.baselines,
+            if self.baselines == 1 { "" } else { "s" },
+            self.assets,
+            self.written.written,
+            self.written.unchanged,
+            self.written.removed,
+            self.elapsed.as_millis()
+        )?;
+        if !self.warnings.is_empty() {
+            write!(f, ", {} warning{}", self.warnings.len(), if self.warnings.len() == 1 { "" } else { "s" })?;
+        }
+        Ok(())
+    }
+}
+
+/// Build the site once. With `strict`, any warning is an error and nothing
+/// is written.
+pub fn build(options: &PublishOptions) -> Result<BuildReport> {
+    let start = Instant::now();
+    let mut site = Site::load(options.clone())?;
+    let built = site.render()?;
+    if options.strict && !built.warnings.is_empty() {
+        bail!("{}", strict_failure(&built.warnings));
+    }
+    let written = site.write(&built)?;
+    Ok(built.report(options, written, start.elapsed()))
+}
+
+/// The error text of a `--strict` build with warnings.
+pub fn strict_failure(warnings: &[Warning]) -> String {
+    let mut text = format!(
+        "{} warning{} with --strict (nothing was written):",
+        warnings.len(),
+        if warnings.len() == 1 { "" } else { "s" }
+    );
+    for w in warnings {
+        text.push_str(&format!("\n  {w}"));
+    }
+    text
+}

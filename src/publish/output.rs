@@ -1,0 +1,194 @@
+//! Writing the built site to its output folder (`site/` by default).
+//!
+//! Each file is written to a temporary name and renamed into place, so a
+//! preview server never serves half a file; unchanged files are not
+//! rewritten; files a previous build left that this build did not produce are
+//! removed. Because it deletes, it only ever works in a folder it made: the
+//! folder must be new, empty, or carry the marker file `.vaultbench-site`,
+//! and it may not be, hold, or sit inside a source folder.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+/// The file that marks a folder as a vaultbench site.
+pub const MARKER: &str = ".vaultbench-site";
+
+/// One file of the built site.
+#[derive(Debug, Clone)]
+pub struct OutFile {
+    /// Path under the output folder, with `/`.
+    pub rel: String,
+    pub data: OutData,
+}
+
+#[derive(Debug, Clone)]
+pub enum OutData {
+    Bytes(Vec<u8>),
+    /// Copied from this file.
+    Copy(PathBuf),
+}
+
+/// What a write changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    pub written: usize,
+    pub unchanged: usize,
+    pub removed: usize,
+}
+
+/// Check that `out` may be written and cleaned: not a source folder, not
+/// inside or around one, and ours or empty.
+pub fn check_target(out: &Path, sources: &[&Path]) -> Result<()> {
+    let out_abs = absolute(out)?;
+    for src in sources {
+        let src_abs = absolute(src)?;
+        if out_abs == src_abs || out_abs.starts_with(&src_abs) || src_abs.starts_with(&out_abs) {
+            bail!(
+                "the output folder {} overlaps the source folder {}: choose another --out (default: site)",
+                out.display(),
+                src.display()
+            );
+        }
+    }
+    if out.exists() {
+        if !out.is_dir() {
+            bail!("the output {} is a file, not a folder: choose another --out", out.display());
+        }
+        let empty = std::fs::read_dir(out).with_context(|| format!("reading {}", out.display()))?.next().is_none();
+        if !empty && !out.join(MARKER).exists() {
+            bail!(
+                "refusing to write into {}: it is not empty and was not made by `vaultbench publish` (no {MARKER} \
+                 file in it); choose a new or empty folder with --out",
+                out.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    // The folder may not exist yet: resolve the deepest part that does.
+    let abs = std::path::absolute(p).with_context(|| format!("resolving {}", p.display()))?;
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut resolved = existing.canonicalize().unwrap_or_else(|_| existing.to_path_buf());
+    for name in rest.into_iter().rev() {
+        resolved.push(name);
+    }
+    Ok(resolved)
+}
+
+/// Write `files` under `out` (already checked with `check_target`).
+pub fn write(out: &Path, files: &[OutFile]) -> Result<WriteStats> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating the output folder {}", out.display()))?;
+    std::fs::write(out.join(MARKER), "Built by `vaultbench publish`; this folder is replaced on every build.\n")
+        .with_context(|| format!("writing {}", out.join(MARKER).display()))?;
+    let mut stats = WriteStats::default();
+    let mut keep: HashSet<PathBuf> = HashSet::with_capacity(files.len() + 1);
+    keep.insert(out.join(MARKER));
+    for file in files {
+        let path = out.join(&file.rel);
+        let owned;
+        let bytes: &[u8] = match &file.data {
+            OutData::Bytes(b) => b,
+            OutData::Copy(src) => {
+                owned = std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
+                &owned
+            }
+        };
+        if std::fs::read(&path).is_ok_and(|old| old == bytes) {
+            stats.unchanged += 1;
+        } else {
+            replace(&path, bytes)?;
+            stats.written += 1;
+        }
+        keep.insert(path);
+    }
+    stats.removed = remove_stale(out, &keep)?;
+    Ok(stats)
+}
+
+/// Write through a temporary file and a rename, so readers see the old or
+/// the new file, never a part. Not synced to disk: the site is rebuilt, not
+/// recovered.
+fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().expect("output files have a parent");
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".publish.")
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    std::io::Write::write_all(&mut tmp, bytes).with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path).map_err(|e| e.error).with_context(|| format!("replacing {}", path.display()))?;
+    Ok(())
+}
+
+fn remove_stale(out: &Path, keep: &HashSet<PathBuf>) -> Result<usize> {
+    let mut removed = 0;
+    let mut dirs = Vec::new();
+    for entry in walkdir::WalkDir::new(out).min_depth(1) {
+        let entry = entry.with_context(|| format!("reading {}", out.display()))?;
+        let path = entry.path();
+        if entry.file_type().is_dir() {
+            dirs.push(path.to_path_buf());
+        } else if !keep.contains(path) {
+            std::fs::remove_file(path).with_context(|| format!("removing the stale file {}", path.display()))?;
+            removed += 1;
+        }
+    }
+    // Deepest first; a folder that still has files stays.
+    for dir in dirs.iter().rev() {
+        let _ = std::fs::remove_dir(dir);
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(rel: &str, text: &str) -> OutFile {
+        OutFile { rel: rel.into(), data: OutData::Bytes(text.as_bytes().to_vec()) }
+    }
+
+    #[test]
+    fn writes_skips_unchanged_and_removes_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("site");
+        check_target(&out, &[]).unwrap();
+        let s = write(&out, &[file("a.html", "A"), file("g/b.html", "B")]).unwrap();
+        assert_eq!(s, WriteStats { written: 2, unchanged: 0, removed: 0 });
+        let s = write(&out, &[file("a.html", "A2")]).unwrap();
+        assert_eq!(s, WriteStats { written: 1, unchanged: 0, removed: 1 });
+        assert_eq!(std::fs::read_to_string(out.join("a.html")).unwrap(), "A2");
+        assert!(!out.join("g").exists());
+        let s = write(&out, &[file("a.html", "A2")]).unwrap();
+        assert_eq!(s.unchanged, 1);
+        check_target(&out, &[]).unwrap();
+    }
+
+    #[test]
+    fn refuses_foreign_folders_and_overlaps() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("precious.txt"), "keep").unwrap();
+        let e = check_target(dir.path(), &[]).unwrap_err().to_string();
+        assert!(e.contains(MARKER), "{e}");
+        let docs = dir.path().join("docs");
+        std::fs::create_dir(&docs).unwrap();
+        let e = check_target(&docs.join("site"), &[&docs]).unwrap_err().to_string();
+        assert!(e.contains("overlaps"), "{e}");
+        assert!(check_target(dir.path(), &[&docs]).unwrap_err().to_string().contains("overlaps"));
+        assert!(check_target(&dir.path().join("new"), &[&docs]).is_ok());
+    }
+}

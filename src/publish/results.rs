@@ -1,0 +1,655 @@
+//! What the site shows about baselines and the suite, as plain data for the
+//! templates: the results table rows (exactly the columns of the published
+//! table, formatted), a page per baseline, the task x model matrix, the
+//! solve^k-by-tier chart geometry, and the task catalog.
+//!
+//! Every string here that came from a baseline is untrusted text; it is
+//! escaped by the templates (Tera autoescaping), never marked safe.
+//! Formatting follows the reference harness's table: rates with one decimal
+//! and `%` (`jsnum::to_fixed`), tiers as `solve_k_count/total_tasks`, the
+//! run id's UTC date, the commit's first 7 characters.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use serde::Serialize;
+
+use super::baselines::{AggregateHeadline, Baseline, Headline};
+use super::config::SiteConfig;
+use crate::format::task::{Matcher, Task};
+use crate::jsnum;
+
+/// Shown where a figure is missing.
+pub const MISSING: &str = "—";
+/// Shown where a name is missing.
+pub const UNKNOWN: &str = "unknown";
+const TIERS: [&str; 4] = ["T1", "T2", "T3", "T4"];
+
+/// The current suite as the site sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteView {
+    /// The tasks folder, for messages (`evals/tasks`).
+    pub folder: String,
+    /// `ok`, `empty` (no task files) or `invalid` (tasks that do not load).
+    pub status: &'static str,
+    /// Problems when `invalid`, one line each.
+    pub problems: Vec<String>,
+    pub tasks: Vec<CatalogTask>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogTask {
+    pub id: String,
+    pub tier: String,
+    pub category: String,
+    pub description: String,
+    pub expected_tools: Vec<String>,
+    pub forbidden_tools: Vec<String>,
+    pub tool_call_budget: Option<u32>,
+    pub matchers: String,
+    pub assertions: usize,
+}
+
+impl SuiteView {
+    pub fn from_tasks(folder: String, tasks: &[Task]) -> SuiteView {
+        let mut tasks: Vec<CatalogTask> = tasks
+            .iter()
+            .map(|t| CatalogTask {
+                id: t.id.clone(),
+                tier: t.difficulty.to_string(),
+                category: t.category.clone(),
+                description: t.description.clone(),
+                expected_tools: t.expected_tools.clone(),
+                forbidden_tools: t.forbidden_tools.clone(),
+                tool_call_budget: t.tool_call_budget,
+                matchers: matcher_summary(&t.output_matchers),
+                assertions: t.vault_assertions.len(),
+            })
+            .collect();
+        tasks.sort_by(|a, b| (&a.tier, &a.id).cmp(&(&b.tier, &b.id)));
+        SuiteView { folder, status: "ok", problems: Vec::new(), tasks }
+    }
+
+    pub fn empty(folder: String) -> SuiteView {
+        SuiteView { folder, status: "empty", problems: Vec::new(), tasks: Vec::new() }
+    }
+
+    pub fn invalid(folder: String, problems: Vec<String>) -> SuiteView {
+        SuiteView { folder, status: "invalid", problems, tasks: Vec::new() }
+    }
+
+    fn ids(&self) -> Option<BTreeSet<&str>> {
+        (self.status == "ok").then(|| self.tasks.iter().map(|t| t.id.as_str()).collect())
+    }
+}
+
+fn matcher_summary(matchers: &[Matcher]) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in matchers {
+        let name = match m {
+            Matcher::Contains { .. } => "contains",
+            Matcher::Regex { .. } => "regex",
+            Matcher::Judge { .. } => "judge",
+        };
+        *counts.entry(name).or_default() += 1;
+    }
+    counts.iter().map(|(k, n)| if *n == 1 { k.to_string() } else { format!("{k} ×{n}") }).collect::<Vec<_>>().join(", ")
+}
+
+/// One row of the published results table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub model: String,
+    pub provider: String,
+    pub k: String,
+    pub tasks: String,
+    pub pass_k: String,
+    pub solve_k: String,
+    /// T1..T4 cells.
+    pub tiers: Vec<String>,
+    pub date: String,
+    pub commit: Option<Commit>,
+    /// The baseline's own page, from the site root (`baselines/x.html`).
+    pub page: String,
+    /// The baseline's file name.
+    pub file: String,
+    /// Set when the baseline's tasks are not the current suite's.
+    pub suite_diff: Option<SuiteDiff>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Commit {
+    /// The first 7 characters of `git_sha`.
+    pub short: String,
+    /// `<repository>/commit/<git_sha>`, when a repository is configured.
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct SuiteDiff {
+    /// Tasks in one but not the other.
+    pub count: usize,
+    /// In the current suite, not in the baseline.
+    pub not_run: Vec<String>,
+    /// In the baseline, no longer in the suite.
+    pub not_in_suite: Vec<String>,
+}
+
+/// Everything the results pages show.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResultsView {
+    /// Sorted by solve^k descending, then provider, then model.
+    pub rows: Vec<Row>,
+    /// How many rows carry a suite mark.
+    pub differing: usize,
+    pub pages: Vec<BaselineView>,
+    pub matrix: Matrix,
+    pub chart: Chart,
+}
+
+/// Build the view of `baselines` against the current suite.
+pub fn view(baselines: &[Baseline], suite: &SuiteView, config: &SiteConfig) -> ResultsView {
+    let suite_ids = suite.ids();
+    let mut order: Vec<usize> = (0..baselines.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&baselines[a].headline, &baselines[b].headline);
+        let rate = |h: &Headline| h.aggregate.solve_k_rate.unwrap_or(f64::NEG_INFINITY);
+        rate(y)
+            .total_cmp(&rate(x))
+            .then_with(|| name(&x.provider).cmp(name(&y.provider)))
+            .then_with(|| name(&x.model).cmp(name(&y.model)))
+            .then_with(|| baselines[a].stem.cmp(&baselines[b].stem))
+    });
+    let sorted: Vec<&Baseline> = order.into_iter().map(|i| &baselines[i]).collect();
+    let rows: Vec<Row> = sorted.iter().map(|b| row(b, suite_ids.as_ref(), config)).collect();
+    let pages = sorted.iter().zip(&rows).map(|(b, r)| baseline_view(b, r)).collect();
+    let matrix = matrix(&sorted, &rows, suite);
+    let chart = chart(&sorted, &rows);
+    let differing = rows.iter().filter(|r| r.suite_diff.is_some()).count();
+    ResultsView { rows, differing, pages, matrix, chart }
+}
+
+fn name(s: &Option<String>) -> &str {
+    s.as_deref().unwrap_or(UNKNOWN)
+}
+
+/// `74.1%`, or `—` when absent.
+pub fn rate(r: Option<f64>) -> String {
+    r.filter(|r| r.is_finite()).map_or_else(|| MISSING.into(), |r| format!("{}%", jsnum::to_fixed(r, 1)))
+}
+
+/// `19/29`, or `—` when the tier is absent or empty.
+pub fn tier_cell(aggregate: &AggregateHeadline, tier: &str) -> String {
+    match aggregate.by_difficulty.get(tier) {
+        Some(t) if t.total_tasks.unwrap_or(0) > 0 => {
+            format!("{}/{}", t.solve_k_count.unwrap_or(0), t.total_tasks.unwrap_or(0))
+        }
+        _ => MISSING.into(),
+    }
+}
+
+fn commit(sha: Option<&str>, config: &SiteConfig) -> Option<Commit> {
+    let sha = sha.map(str::trim).filter(|s| !s.is_empty())?;
+    let short: String = sha.chars().take(7).collect();
+    let url =
+        config.repository.as_ref().map(|repo| format!("{repo}/commit/{}", utf8_percent_encode(sha, NON_ALPHANUMERIC)));
+    Some(Commit { short, url })
+}
+
+fn row(b: &Baseline, suite_ids: Option<&BTreeSet<&str>>, config: &SiteConfig) -> Row {
+    let h = &b.headline;
+    let a = &h.aggregate;
+    let suite_diff = suite_ids.and_then(|suite| {
+        let own: BTreeSet<&str> = h.tasks.iter().filter_map(|t| t.id.as_deref()).collect();
+        let not_run: Vec<String> = suite.difference(&own).map(|s| s.to_string()).collect();
+        let not_in_suite: Vec<String> = own.difference(suite).map(|s| s.to_string()).collect();
+        let count = not_run.len() + not_in_suite.len();
+        (count > 0).then_some(SuiteDiff { count, not_run, not_in_suite })
+    });
+    Row {
+        model: name(&h.model).to_string(),
+        provider: name(&h.provider).to_string(),
+        k: a.n_runs.unwrap_or(0).to_string(),
+        tasks: a.total_tasks.unwrap_or(0).to_string(),
+        pass_k: rate(a.pass_k_rate),
+        solve_k: rate(a.solve_k_rate),
+        tiers: TIERS.iter().map(|t| tier_cell(a, t)).collect(),
+        date: h
+            .run_id
+            .as_deref()
+            .filter(|r| !r.is_empty())
+            .map_or_else(|| MISSING.into(), |r| r.chars().take(10).collect()),
+        commit: commit(h.git_sha.as_deref(), config),
+        page: format!("baselines/{}.html", b.stem),
+        file: b.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        suite_diff,
+    }
+}
+
+/// The page of one baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct BaselineView {
+    pub row: Row,
+    pub run_id: String,
+    pub figures: Vec<Figure>,
+    pub tiers: Vec<TierView>,
+    pub tasks: Vec<TaskView>,
+    pub flaky: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Figure {
+    pub label: &'static str,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TierView {
+    pub tier: String,
+    pub tasks: String,
+    pub solve_k: String,
+    pub solve_k_rate: String,
+    pub solved_cells: String,
+    pub mean_solve_rate: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskView {
+    pub id: String,
+    pub tier: String,
+    pub category: String,
+    /// `solved/k`.
+    pub solved: String,
+    pub passed: String,
+    /// One entry per run: the first `solved_count` are solved (the order of
+    /// runs is not kept, only the count).
+    pub cells: Vec<bool>,
+    pub solve_k: bool,
+    pub pass_k: bool,
+    pub flaky: bool,
+    pub turns: String,
+    pub tool_calls: String,
+    pub cost_usd: String,
+}
+
+fn number(x: Option<f64>, places: usize) -> String {
+    x.filter(|x| x.is_finite()).map_or_else(|| MISSING.into(), |x| jsnum::to_fixed(x, places))
+}
+
+fn count(x: Option<u32>) -> String {
+    x.map_or_else(|| MISSING.into(), |x| x.to_string())
+}
+
+/// Ordering of tiers: T1..T4, then anything else by name.
+fn tier_key(t: &str) -> (usize, &str) {
+    (TIERS.iter().position(|x| *x == t).unwrap_or(TIERS.len()), t)
+}
+
+fn baseline_view(b: &Baseline, row: &Row) -> BaselineView {
+    let h = &b.headline;
+    let a = &h.aggregate;
+    let figures = vec![
+        Figure { label: "pass^k", value: rate(a.pass_k_rate) },
+        Figure { label: "solve^k", value: rate(a.solve_k_rate) },
+        Figure { label: "Mean pass rate", value: rate(a.mean_pass_rate) },
+        Figure { label: "Mean solve rate", value: rate(a.mean_solve_rate) },
+        Figure { label: "Runs", value: count(a.total_runs) },
+        Figure { label: "Flaky tasks", value: count(a.flaky_task_count) },
+        Figure { label: "Mean turns", value: number(a.mean_turns, 1) },
+        Figure { label: "p95 turns", value: number(a.p95_turns, 0) },
+        Figure { label: "Mean cache ratio", value: number(a.mean_cache_ratio, 3) },
+        Figure { label: "Mean cost per run (USD)", value: number(a.mean_cost_usd, 6) },
+        Figure { label: "Total cost (USD)", value: number(a.total_cost_usd, 4) },
+        Figure { label: "Loop-detector fires", value: count(a.total_loop_fires) },
+    ];
+    let mut tiers: Vec<TierView> = a
+        .by_difficulty
+        .iter()
+        .map(|(tier, t)| TierView {
+            tier: tier.clone(),
+            tasks: count(t.total_tasks),
+            solve_k: count(t.solve_k_count),
+            solve_k_rate: rate(t.solve_k_rate),
+            solved_cells: match (t.solved_cells, t.run_cells) {
+                (Some(s), Some(r)) => format!("{s}/{r}"),
+                _ => MISSING.into(),
+            },
+            mean_solve_rate: rate(t.mean_solve_rate),
+        })
+        .collect();
+    tiers.sort_by(|x, y| tier_key(&x.tier).cmp(&tier_key(&y.tier)));
+    let mut tasks: Vec<TaskView> = h
+        .tasks
+        .iter()
+        .map(|t| {
+            let k = t.n_runs.unwrap_or(0);
+            let solved = t.solved_count.unwrap_or(0);
+            TaskView {
+                id: t.id.clone().unwrap_or_else(|| UNKNOWN.into()),
+                tier: t.difficulty.clone().unwrap_or_else(|| MISSING.into()),
+                category: t.category.clone().unwrap_or_else(|| MISSING.into()),
+                solved: format!("{solved}/{k}"),
+                passed: format!("{}/{k}", t.passed_count.unwrap_or(0)),
+                // Capped: a malformed count must not make a huge page.
+                cells: (0..k.min(100)).map(|i| i < solved).collect(),
+                solve_k: t.solve_k.unwrap_or(false),
+                pass_k: t.pass_k.unwrap_or(false),
+                flaky: t.flaky.unwrap_or(false),
+                turns: number(t.metrics.turns, 1),
+                tool_calls: number(t.metrics.tool_calls, 1),
+                cost_usd: number(t.metrics.cost_usd, 6),
+            }
+        })
+        .collect();
+    tasks.sort_by(|x, y| tier_key(&x.tier).cmp(&tier_key(&y.tier)).then_with(|| x.id.cmp(&y.id)));
+    let flaky = tasks.iter().filter(|t| t.flaky).map(|t| t.id.clone()).collect();
+    BaselineView {
+        row: row.clone(),
+        run_id: h.run_id.clone().unwrap_or_else(|| MISSING.into()),
+        figures,
+        tiers,
+        tasks,
+        flaky,
+    }
+}
+
+/// Task x model: one row per task of any baseline or of the suite.
+#[derive(Debug, Clone, Serialize)]
+pub struct Matrix {
+    /// Column heads, in table order.
+    pub columns: Vec<Column>,
+    pub rows: Vec<MatrixRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Column {
+    pub model: String,
+    pub provider: String,
+    pub page: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    /// `solved/k`.
+    pub text: String,
+    /// `all`, `some` or `none` solved.
+    pub class: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MatrixRow {
+    pub id: String,
+    pub tier: String,
+    pub in_suite: bool,
+    /// One per column; `None` where that baseline did not run the task.
+    pub cells: Vec<Option<Cell>>,
+}
+
+fn matrix(sorted: &[&Baseline], rows: &[Row], suite: &SuiteView) -> Matrix {
+    let columns = rows
+        .iter()
+        .map(|r| Column { model: r.model.clone(), provider: r.provider.clone(), page: r.page.clone() })
+        .collect();
+    let mut tiers: BTreeMap<String, String> = BTreeMap::new();
+    let in_suite: BTreeSet<&str> = suite.tasks.iter().map(|t| t.id.as_str()).collect();
+    for t in &suite.tasks {
+        tiers.insert(t.id.clone(), t.tier.clone());
+    }
+    let lookups: Vec<HashMap<&str, (u32, u32)>> = sorted
+        .iter()
+        .map(|b| {
+            b.headline
+                .tasks
+                .iter()
+                .filter_map(|t| {
+                    let id = t.id.as_deref()?;
+                    Some((id, (t.solved_count.unwrap_or(0), t.n_runs.unwrap_or(0))))
+                })
+                .collect()
+        })
+        .collect();
+    for b in sorted {
+        for t in &b.headline.tasks {
+            if let Some(id) = &t.id {
+                tiers.entry(id.clone()).or_insert_with(|| t.difficulty.clone().unwrap_or_else(|| MISSING.into()));
+            }
+        }
+    }
+    let mut ids: Vec<(String, String)> = tiers.into_iter().collect();
+    ids.sort_by(|(a, ta), (b, tb)| tier_key(ta).cmp(&tier_key(tb)).then_with(|| a.cmp(b)));
+    let rows = ids
+        .into_iter()
+        .map(|(id, tier)| {
+            let cells = lookups
+                .iter()
+                .map(|l| {
+                    l.get(id.as_str()).map(|&(solved, k)| {
+                        let class = if k > 0 && solved == k {
+                            "all"
+                        } else if solved > 0 {
+                            "some"
+                        } else {
+                            "none"
+                        };
+                        Cell { text: format!("{solved}/{k}"), class }
+                    })
+                })
+                .collect();
+            MatrixRow { in_suite: in_suite.contains(id.as_str()), id, tier, cells }
+        })
+        .collect();
+    Matrix { columns, rows }
+}
+
+/// Geometry of the solve^k-by-tier chart: a row per model, a panel per tier,
+/// each bar as wide as the tier's solve^k rate. Drawn as inline SVG.
+#[derive(Debug, Clone, Serialize)]
+pub struct Chart {
+    pub width: u32,
+    pub height: u32,
+    pub label_width: u32,
+    pub panel_width: u32,
+    pub panels: Vec<ChartPanel>,
+    pub rows: Vec<ChartRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChartPanel {
+    pub tier: &'static str,
+    pub x: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChartRow {
+    /// `model (provider)`, shortened to fit the label column.
+    pub label: String,
+    /// The whole label, shown on hover.
+    pub title: String,
+    pub y: u32,
+    pub bars: Vec<ChartBar>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChartBar {
+    pub x: u32,
+    pub width: f64,
+    /// `19/29 (65.5%)`, or `—`.
+    pub text: String,
+    pub present: bool,
+}
+
+const CHART_LABEL_WIDTH: u32 = 230;
+const CHART_PANEL_WIDTH: u32 = 170;
+const CHART_BAR_MAX: f64 = 110.0;
+const CHART_ROW_HEIGHT: u32 = 24;
+const CHART_HEADER: u32 = 28;
+/// What fits in the label column at the chart's font size.
+const CHART_LABEL_CHARS: usize = 34;
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
+
+fn chart(sorted: &[&Baseline], rows: &[Row]) -> Chart {
+    let panels: Vec<ChartPanel> = TIERS
+        .iter()
+        .enumerate()
+        .map(|(i, tier)| ChartPanel { tier, x: CHART_LABEL_WIDTH + i as u32 * CHART_PANEL_WIDTH })
+        .collect();
+    let chart_rows = sorted
+        .iter()
+        .zip(rows)
+        .enumerate()
+        .map(|(i, (b, r))| {
+            let bars = panels
+                .iter()
+                .map(|p| {
+                    let t = b.headline.aggregate.by_difficulty.get(p.tier).filter(|t| t.total_tasks.unwrap_or(0) > 0);
+                    match t {
+                        Some(t) => {
+                            let total = t.total_tasks.unwrap_or(0);
+                            let solved = t.solve_k_count.unwrap_or(0).min(total);
+                            let share = f64::from(solved) / f64::from(total);
+                            ChartBar {
+                                x: p.x,
+                                width: jsnum::round(share * CHART_BAR_MAX, 1),
+                                text: format!("{solved}/{total}"),
+                                present: true,
+                            }
+                        }
+                        None => ChartBar { x: p.x, width: 0.0, text: MISSING.into(), present: false },
+                    }
+                })
+                .collect();
+            let title = format!("{} ({})", r.model, r.provider);
+            ChartRow {
+                label: shorten(&title, CHART_LABEL_CHARS),
+                title,
+                y: CHART_HEADER + i as u32 * CHART_ROW_HEIGHT,
+                bars,
+            }
+        })
+        .collect::<Vec<_>>();
+    Chart {
+        width: CHART_LABEL_WIDTH + TIERS.len() as u32 * CHART_PANEL_WIDTH,
+        height: CHART_HEADER + chart_rows.len() as u32 * CHART_ROW_HEIGHT + 6,
+        label_width: CHART_LABEL_WIDTH,
+        panel_width: CHART_PANEL_WIDTH,
+        panels,
+        rows: chart_rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::publish::baselines;
+    use std::path::PathBuf;
+
+    fn baseline(stem: &str, json: &str) -> Baseline {
+        Baseline {
+            path: PathBuf::from(format!("b/{stem}.json")),
+            stem: stem.into(),
+            headline: baselines::parse(json).unwrap(),
+        }
+    }
+
+    fn config() -> SiteConfig {
+        SiteConfig { repository: Some("https://example.org/r".into()), ..SiteConfig::default() }
+    }
+
+    #[test]
+    fn a_row_formats_like_the_reference_table() {
+        let b = baseline(
+            "x",
+            r#"{"run_id": "2026-05-24T20:48:06.714Z", "git_sha": "36e3495abcdef", "model": "m", "provider": "p",
+                "aggregate": {"total_tasks": 54, "n_runs": 5, "pass_k_rate": 100, "solve_k_rate": 74.1,
+                "by_difficulty": {"T3": {"total_tasks": 29, "solve_k_count": 19}, "T1": {"total_tasks": 0}}}}"#,
+        );
+        let v = view(&[b], &SuiteView::empty("t".into()), &config());
+        let r = &v.rows[0];
+        assert_eq!(
+            (r.k.as_str(), r.tasks.as_str(), r.pass_k.as_str(), r.solve_k.as_str()),
+            ("5", "54", "100.0%", "74.1%")
+        );
+        assert_eq!(r.tiers, ["—", "—", "19/29", "—"]);
+        assert_eq!(r.date, "2026-05-24");
+        let c = r.commit.as_ref().unwrap();
+        assert_eq!(c.short, "36e3495");
+        assert_eq!(c.url.as_deref(), Some("https://example.org/r/commit/36e3495abcdef"));
+        assert_eq!(r.page, "baselines/x.html");
+    }
+
+    #[test]
+    fn missing_fields_collapse_to_defaults() {
+        let v = view(&[baseline("e", "{}")], &SuiteView::empty("t".into()), &SiteConfig::default());
+        let r = &v.rows[0];
+        assert_eq!((r.model.as_str(), r.provider.as_str()), (UNKNOWN, UNKNOWN));
+        assert_eq!((r.k.as_str(), r.tasks.as_str()), ("0", "0"));
+        assert_eq!((r.pass_k.as_str(), r.solve_k.as_str(), r.date.as_str()), (MISSING, MISSING, MISSING));
+        assert!(r.commit.is_none());
+        assert!(r.tiers.iter().all(|t| t == MISSING));
+        // No repository configured: the commit is shown without a link.
+        let v = view(&[baseline("s", r#"{"git_sha": "abc"}"#)], &SuiteView::empty("t".into()), &SiteConfig::default());
+        assert_eq!(v.rows[0].commit.as_ref().unwrap().url, None);
+    }
+
+    #[test]
+    fn rows_sort_by_solve_k_then_provider_then_model() {
+        let bs = [
+            baseline("a", r#"{"model": "b", "provider": "x", "aggregate": {"solve_k_rate": 50}}"#),
+            baseline("b", r#"{"model": "a", "provider": "x", "aggregate": {"solve_k_rate": 50}}"#),
+            baseline("c", r#"{"model": "z", "provider": "a", "aggregate": {"solve_k_rate": 50}}"#),
+            baseline("d", r#"{"model": "top", "provider": "z", "aggregate": {"solve_k_rate": 90.5}}"#),
+            baseline("e", r#"{"model": "none"}"#),
+        ];
+        let v = view(&bs, &SuiteView::empty("t".into()), &config());
+        let models: Vec<_> = v.rows.iter().map(|r| r.model.as_str()).collect();
+        assert_eq!(models, ["top", "z", "a", "b", "none"]);
+    }
+
+    #[test]
+    fn a_baseline_from_another_suite_is_marked_with_the_difference() {
+        let task = |id: &str| -> Task {
+            serde_json::from_str(&format!(
+                r#"{{"id": "{id}", "description": "d", "userMessage": "u", "difficulty": "T2", "category": "c"}}"#
+            ))
+            .unwrap()
+        };
+        let suite = SuiteView::from_tasks("t".into(), &[task("a"), task("b"), task("c")]);
+        let bs = [
+            baseline("same", r#"{"tasks": [{"id": "a"}, {"id": "b"}, {"id": "c"}]}"#),
+            baseline("old", r#"{"tasks": [{"id": "a"}, {"id": "gone"}]}"#),
+        ];
+        let v = view(&bs, &suite, &config());
+        let old = v.rows.iter().find(|r| r.file == "old.json").unwrap();
+        assert_eq!(
+            old.suite_diff,
+            Some(SuiteDiff { count: 3, not_run: vec!["b".into(), "c".into()], not_in_suite: vec!["gone".into()] })
+        );
+        assert!(v.rows.iter().find(|r| r.file == "same.json").unwrap().suite_diff.is_none());
+        assert_eq!(v.differing, 1);
+        // The matrix lists every task once, suite tasks first known by their tier.
+        let ids: Vec<_> = v.matrix.rows.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c", "gone"]);
+    }
+
+    #[test]
+    fn chart_bars_scale_with_the_tier_rate() {
+        let b = baseline(
+            "x",
+            r#"{"model": "m", "aggregate": {"by_difficulty": {"T1": {"total_tasks": 4, "solve_k_count": 1}}}}"#,
+        );
+        let v = view(&[b], &SuiteView::empty("t".into()), &config());
+        let bars = &v.chart.rows[0].bars;
+        assert_eq!(bars[0].width, 27.5);
+        assert_eq!(bars[0].text, "1/4");
+        assert!(!bars[1].present);
+        assert_eq!(v.chart.height, CHART_HEADER + CHART_ROW_HEIGHT + 6);
+    }
+}

@@ -1,0 +1,164 @@
+//! The preview server of `publish --watch`: the output folder over HTTP on
+//! 127.0.0.1 (axum + tower-http's `ServeDir`), under the site's base path.
+//!
+//! Only here, HTML responses get a small live-reload script; it listens on a
+//! server-sent-events stream and reloads the page after each rebuild. While
+//! the last build failed, every page request gets the error page instead, so
+//! the browser shows the error and recovers by itself once it is fixed.
+//! The files on disk are never changed by serving.
+
+use std::convert::Infallible;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+use tokio::sync::broadcast;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::BroadcastStream;
+use tower_http::services::ServeDir;
+
+use super::markdown::escape_html;
+
+pub const EVENTS_PATH: &str = "/__vaultbench/events";
+pub const SCRIPT_PATH: &str = "/__vaultbench/livereload.js";
+const SCRIPT: &str = include_str!("livereload.js");
+/// Sent on the reload channel to end every event stream at shutdown.
+const SHUTDOWN: u64 = u64::MAX;
+
+/// What the server shares with the rebuild loop.
+pub struct ServerState {
+    /// The last build's error, shown in place of every page while set.
+    pub error: RwLock<Option<String>>,
+    /// A build number after each rebuild; `SHUTDOWN` ends the streams.
+    pub reload: broadcast::Sender<u64>,
+    pub base_path: String,
+}
+
+impl ServerState {
+    pub fn new(base_path: String) -> Arc<ServerState> {
+        let (reload, _) = broadcast::channel(16);
+        Arc::new(ServerState { error: RwLock::new(None), reload, base_path })
+    }
+
+    /// Tell open pages to reload (a new build, or a new error).
+    pub fn reload(&self, build: u64) {
+        // No open page is not an error.
+        let _ = self.reload.send(build);
+    }
+
+    pub fn close_streams(&self) {
+        let _ = self.reload.send(SHUTDOWN);
+    }
+}
+
+pub fn router(out: PathBuf, state: Arc<ServerState>) -> Router {
+    let files = ServeDir::new(out);
+    let site = Router::new().fallback_service(files).layer(middleware::from_fn_with_state(Arc::clone(&state), pages));
+    let mut app = Router::new()
+        .route(EVENTS_PATH, get(events))
+        .route(SCRIPT_PATH, get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT) }));
+    if state.base_path == "/" {
+        app = app.merge(site);
+    } else {
+        let base = state.base_path.trim_end_matches('/').to_string();
+        let target = state.base_path.clone();
+        app = app.nest(&base, site).route("/", get(move || async move { Redirect::temporary(&target) }));
+    }
+    app.with_state(state)
+}
+
+async fn events(State(state): State<Arc<ServerState>>) -> impl IntoResponse {
+    let stream = BroadcastStream::new(state.reload.subscribe())
+        .filter_map(|r| r.ok())
+        .take_while(|n| *n != SHUTDOWN)
+        .map(|n| Ok::<_, Infallible>(Event::default().event("reload").data(n.to_string())));
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+/// The error page while a build is broken; otherwise the file, with the
+/// live-reload script added to HTML.
+async fn pages(State(state): State<Arc<ServerState>>, req: Request, next: Next) -> Response {
+    let wants_page = {
+        let path = req.uri().path();
+        let last = path.rsplit('/').next().unwrap_or("");
+        path.ends_with('/') || last.ends_with(".html") || !last.contains('.')
+    };
+    let error = state.error.read().expect("error lock").clone();
+    if let (true, Some(error)) = (wants_page, error) {
+        let mut res = Response::new(Body::from(error_page(&error)));
+        *res.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+        res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        return res;
+    }
+    let res = next.run(req).await;
+    let is_html = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    let (mut parts, body) = res.into_parts();
+    parts.headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if !is_html {
+        return Response::from_parts(parts, body);
+    }
+    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(b) => b,
+        Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    };
+    let html = inject_script(&String::from_utf8_lossy(&bytes));
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.remove(header::ETAG);
+    parts.headers.remove(header::LAST_MODIFIED);
+    Response::from_parts(parts, Body::from(html))
+}
+
+fn script_tag() -> String {
+    format!("<script src=\"{SCRIPT_PATH}\"></script>")
+}
+
+/// `html` with the live-reload script before `</body>` (or at the end).
+pub fn inject_script(html: &str) -> String {
+    match html.rfind("</body>") {
+        Some(i) => format!("{}{}{}", &html[..i], script_tag(), &html[i..]),
+        None => format!("{html}{}", script_tag()),
+    }
+}
+
+/// The page shown in place of the site while the build is broken.
+pub fn error_page(error: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Build error · vaultbench</title>\
+         <style>body{{font:16px/1.5 system-ui,sans-serif;margin:2em;color:#1f2328}}\
+         pre{{background:#fff0f0;border-left:4px solid #cf222e;padding:1em;white-space:pre-wrap}}</style></head>\
+         <body><h1>The site did not build</h1><p>The preview shows the last error until it is fixed; \
+         this page reloads by itself after the next change.</p><pre id=\"build-error\">{}</pre>{}</body></html>\n",
+        escape_html(error),
+        script_tag()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_goes_before_the_body_end() {
+        assert_eq!(inject_script("<p>x</p></body></html>"), format!("<p>x</p>{}</body></html>", script_tag()));
+        assert_eq!(inject_script("<p>x</p>"), format!("<p>x</p>{}", script_tag()));
+    }
+
+    #[test]
+    fn the_error_page_escapes_the_error() {
+        let page = error_page("bad <script>x</script>");
+        assert!(page.contains("bad &lt;script&gt;x&lt;/script&gt;"), "{page}");
+        assert!(page.contains(SCRIPT_PATH));
+    }
+}

@@ -1,0 +1,267 @@
+//! `vaultbench publish` through the real binary: the results table against
+//! the reference harness's published rows, escaping of untrusted baseline
+//! text, malformed baselines, broken links, --strict, a fresh clone, and the
+//! reference project's own docs corpus.
+
+mod common;
+mod publish_support;
+
+use std::path::Path;
+
+use common::*;
+use publish_support::*;
+
+const REPO: &str = "https://example.org/vaultbench";
+
+/// A project folder with a config pointing commit links at `REPO`.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("vaultbench.toml"), format!("[site]\nrepository = \"{REPO}\"\n")).unwrap();
+    dir
+}
+
+fn publish(dir: &Path, extra: &[&str]) -> std::process::Output {
+    let docs = repo_docs();
+    let mut args = vec!["publish", "--docs", docs.to_str().unwrap(), "--out", "site"];
+    args.extend_from_slice(extra);
+    vaultbench(&args, dir)
+}
+
+fn read(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join("site").join(rel)).unwrap_or_else(|e| panic!("site/{rel}: {e}"))
+}
+
+/// The rows of the upstream README's published table.
+fn upstream_readme_rows(up: &Path) -> Vec<Vec<String>> {
+    let readme = std::fs::read_to_string(up.join("README.md")).unwrap();
+    let mut lines = readme.lines().skip_while(|l| !l.starts_with("| Model | Provider |"));
+    let header = lines.next().expect("the README has the results table");
+    assert_eq!(header.split('|').filter(|c| !c.trim().is_empty()).count(), 12);
+    lines
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.trim().trim_matches('|').split('|').map(|c| c.trim().to_string()).collect())
+        .collect()
+}
+
+#[test]
+fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
+    let Some(up) = upstream() else { return };
+    let dir = project();
+    let baselines = up.join("baselines");
+    let out = publish(dir.path(), &["--baselines", baselines.to_str().unwrap(), "--suite", "no-suite", "--strict"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+
+    let results = read(dir.path(), "results.html");
+    let rows = results_rows(&results);
+    let expected = upstream_readme_rows(&up);
+    assert_eq!(expected.len(), 2);
+    assert_eq!(rows, expected, "the generated table differs from the published one");
+    // Commit links go to the configured repository.
+    for sha in ["36e3495", "4683f4f"] {
+        assert!(results.contains(&format!("<a href=\"{REPO}/commit/{sha}\">{sha}</a>")), "{sha} link");
+    }
+    // The same table is placed in the evals page by {{ results_table() }}.
+    let table = |html: &str| {
+        let start = html.find("<table class=\"results\">").expect("a results table");
+        html[start..start + html[start..].find("</table>").unwrap() + 8].to_string()
+    };
+    assert_eq!(table(&read(dir.path(), "evals.html")), table(&results));
+    insta::assert_snapshot!("upstream_results_table", table(&results).replace("> <", ">\n<"));
+
+    // A page per baseline, with flaky tasks marked and the tier breakdown.
+    let page = read(dir.path(), "baselines/gemini-gemini-3.1-flash-lite.html");
+    assert!(page.contains("<code>gemini-3.1-flash-lite</code>"), "{page}");
+    assert_eq!(page.matches("<span class=\"flaky\">flaky</span></td>").count(), 8, "8 flaky tasks");
+    assert!(page.contains("8 flaky"), "{page}");
+    assert!(page.contains("<td>T3</td><td>29</td><td>19</td><td>65.5%</td><td>120/145</td><td>82.8%</td>"), "{page}");
+    // The matrix has both models and every task once.
+    let matrix = read(dir.path(), "matrix.html");
+    assert_eq!(matrix.matches("<tr><td><code>").count(), 54);
+    // The chart is inline SVG with a bar group per model.
+    assert_eq!(results.matches("<svg").count(), 1);
+    assert_eq!(results.matches("<g>").count(), 2);
+}
+
+#[test]
+fn upstream_baselines_against_the_upstream_suite_are_marked_as_differing() {
+    let Some(up) = upstream() else { return };
+    let dir = project();
+    let baselines = up.join("baselines");
+    let out = publish(dir.path(), &["--baselines", baselines.to_str().unwrap(), "--suite", up.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = read(dir.path(), "results.html");
+    // 54-task baselines against the 59-task suite.
+    assert_eq!(results.matches("⚠ 5 differ</a>").count(), 2, "{results}");
+    assert!(results.contains("59 tasks"), "{results}");
+    let page = read(dir.path(), "baselines/gemini-gemini-2.5-flash.html");
+    assert!(page.contains("5 tasks differ from the current suite"), "{page}");
+    let catalog = read(dir.path(), "tasks.html");
+    assert!(catalog.contains("<p>59 tasks.</p>"), "{catalog}");
+    assert!(catalog.contains("<code>smoke-list-files</code>"), "{catalog}");
+}
+
+#[test]
+fn untrusted_baseline_text_is_escaped_everywhere() {
+    let dir = project();
+    let evil = "<script>alert(1)</script>";
+    let mut r = sample_result("ollama", evil, &[("alpha", &[true, false])]);
+    r.tasks[0].runs[0].response_text = format!("{evil} and <img src=x onerror=alert(2)>");
+    r.tasks[0].id = format!("task{evil}");
+    r.provider = "\"><b>bold</b>".into();
+    write_result(&dir.path().join("evals/baselines/evil.json"), &r);
+    let out = publish(dir.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for rel in ["results.html", "evals.html", "matrix.html", "baselines/evil.html"] {
+        let html = read(dir.path(), rel);
+        assert!(!html.contains("<script>alert"), "{rel} has a live script");
+        assert!(!html.contains("<b>bold</b>"), "{rel} has live markup");
+        assert!(!html.contains("onerror=alert"), "{rel} shows response text");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{rel} shows the model name as text");
+    }
+    let rows = results_rows(&read(dir.path(), "results.html"));
+    assert_eq!(rows[0][0], evil);
+    assert_eq!(rows[0][1], "\"><b>bold</b>");
+}
+
+#[test]
+fn a_malformed_baseline_is_skipped_with_a_warning_and_strict_fails() {
+    let dir = project();
+    write_result(&dir.path().join("evals/baselines/ollama-a.json"), &sample_result("ollama", "a", &[("t", &[true])]));
+    write_result(&dir.path().join("evals/baselines/ollama-b.json"), &sample_result("ollama", "b", &[("t", &[false])]));
+    std::fs::write(
+        dir.path().join("evals/baselines/broken.json"),
+        "{\"model\": \"c\", \"aggregate\": {\"solve_k_rate\": \"high\"}}",
+    )
+    .unwrap();
+
+    let out = publish(dir.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("broken.json") && err.contains("aggregate.solve_k_rate"), "{err}");
+    let rows = results_rows(&read(dir.path(), "results.html"));
+    let models: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(models, ["a", "b"]);
+
+    std::fs::remove_dir_all(dir.path().join("site")).unwrap();
+    let out = publish(dir.path(), &["--strict"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("broken.json") && err.contains("--strict"), "{err}");
+    assert!(!dir.path().join("site").exists(), "nothing is written when --strict fails");
+}
+
+#[test]
+fn missing_fields_keep_the_row_with_defaults() {
+    let dir = project();
+    std::fs::create_dir_all(dir.path().join("evals/baselines")).unwrap();
+    std::fs::write(dir.path().join("evals/baselines/sparse.json"), r#"{"model": "sparse", "tasks": [{"id": "x"}]}"#)
+        .unwrap();
+    let out = publish(dir.path(), &["--strict"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = results_rows(&read(dir.path(), "results.html"));
+    assert_eq!(rows, [["sparse", "unknown", "0", "0", "—", "—", "—", "—", "—", "—", "—", "—"]]);
+}
+
+#[test]
+fn a_fresh_clone_publishes_with_no_baselines_and_no_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = publish(dir.path(), &["--strict"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = read(dir.path(), "results.html");
+    assert!(results.contains("No baselines yet"), "{results}");
+    assert!(results.contains("vaultbench bless"), "{results}");
+    let evals = read(dir.path(), "evals.html");
+    assert!(evals.contains("No baselines yet"), "{evals}");
+    let catalog = read(dir.path(), "tasks.html");
+    assert!(catalog.contains("has no tasks yet"), "{catalog}");
+    for page in ["index.html", "tools.html", "static/style.css"] {
+        assert!(dir.path().join("site").join(page).is_file(), "{page}");
+    }
+    // Navigation links every docs page and the generated ones.
+    let index = read(dir.path(), "index.html");
+    for href in ["/evals.html", "/tools.html", "/results.html", "/matrix.html", "/tasks.html"] {
+        assert!(index.contains(&format!("href=\"{href}\"")), "{href} in the navigation");
+    }
+    assert!(index.contains("<title>vaultbench</title>"), "{index}");
+    assert!(evals.contains("<title>The eval suite · vaultbench</title>"), "frontmatter title");
+}
+
+#[test]
+fn internal_links_are_rewritten_and_broken_ones_warn_or_fail_with_strict() {
+    let dir = project();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(docs.join("guide")).unwrap();
+    std::fs::write(docs.join("index.md"), "# Home\n\n[Setup](guide/setup.md#install) and [gone](nope.md).\n").unwrap();
+    std::fs::write(
+        docs.join("guide/setup.md"),
+        "# Setup\n\n## Install\n\n[Back](../index.md), [bad anchor](#nowhere).\n",
+    )
+    .unwrap();
+    let out = vaultbench(&["publish"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("index.md:3: broken link `nope.md`"), "{err}");
+    assert!(err.contains("setup.md:5: broken link `#nowhere`"), "{err}");
+    let index = read(dir.path(), "index.html");
+    assert!(index.contains("href=\"guide/setup.html#install\""), "{index}");
+    let setup = read(dir.path(), "guide/setup.html");
+    assert!(setup.contains("href=\"../index.html\""), "{setup}");
+    assert!(setup.contains("<h2 id=\"install\">"), "{setup}");
+
+    let out = vaultbench(&["publish", "--strict"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("2 warnings with --strict"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_template_error_in_a_page_fails_the_build_naming_the_page_and_line() {
+    let dir = project();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("index.md"), "---\ntitle: T\n---\n# Home\n\n{{ results_tabel() }}\n").unwrap();
+    let out = vaultbench(&["publish"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("results_tabel"), "{err}");
+    assert!(err.contains(&format!("{}:6:", Path::new("docs").join("index.md").display())), "{err}");
+}
+
+#[test]
+fn the_upstream_docs_corpus_builds_and_unknown_constructs_pass_through() {
+    let Some(up) = upstream() else { return };
+    let dir = project();
+    let docs = up.join("docs");
+    let baselines = up.join("baselines");
+    let out = vaultbench(
+        &[
+            "publish",
+            "--docs",
+            docs.to_str().unwrap(),
+            "--baselines",
+            baselines.to_str().unwrap(),
+            "--suite",
+            up.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let pages = walkdir::WalkDir::new(dir.path().join("site"))
+        .into_iter()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "html"));
+    // 32 pages, 3 generated pages and 2 baseline pages.
+    assert_eq!(pages.count(), 37);
+    // VitePress containers stay as text, Vue blocks as HTML, placeholders in code as written.
+    let mcp = read(dir.path(), "guide/mcp-servers.html");
+    assert!(mcp.contains("::: tip"), "container text");
+    let evals = read(dir.path(), "reference/evals.html");
+    assert!(evals.contains("<script setup>"), "script block");
+    assert!(evals.contains("{{ r.model }}"), "Vue interpolation passes through");
+    let prompts = read(dir.path(), "guide/selection-prompts.html");
+    assert!(prompts.contains("<code>{{selection}}</code>"), "placeholder in code");
+    let writing = read(dir.path(), "guide/ai-writing.html");
+    assert!(writing.contains("id=\"how-to-use-explain\""), "explicit heading id");
+    // Frontmatter is read, not rendered.
+    let index = read(dir.path(), "index.html");
+    assert!(!index.contains("layout: home"), "frontmatter is not rendered");
+}

@@ -1,0 +1,115 @@
+//! `publish --watch` through the real binary and plain HTTP: a Markdown edit
+//! changes the served page, a template error is served as the error page
+//! while the server keeps running, fixing it recovers, open pages are told to
+//! reload, and Ctrl-C stops it cleanly.
+
+mod common;
+mod publish_support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use publish_support::*;
+
+const WAIT: Duration = Duration::from_secs(15);
+
+/// A project with docs and templates copied in, and an empty baselines folder.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&repo_docs(), &dir.path().join("docs"));
+    std::fs::create_dir_all(dir.path().join("templates")).unwrap();
+    std::fs::create_dir_all(dir.path().join("evals/baselines")).unwrap();
+    dir
+}
+
+#[test]
+fn a_markdown_edit_changes_the_served_page() {
+    let dir = project();
+    let w = Watcher::start(dir.path(), &[]);
+    let page = get(&format!("{}tools.html", w.url));
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("The vault tools"), "{}", page.body);
+    // Only the preview gets the live-reload script; the file on disk does not.
+    assert!(page.body.contains("/__vaultbench/livereload.js"));
+    assert!(!std::fs::read_to_string(dir.path().join("site/tools.html")).unwrap().contains("livereload"));
+
+    let file = dir.path().join("docs/tools.md");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("# The vault tools", "# The vault tools, edited")).unwrap();
+    assert!(
+        eventually(WAIT, || get(&format!("{}tools.html", w.url)).body.contains("The vault tools, edited")),
+        "the page did not change after the edit"
+    );
+    assert!(w.wait_line("Changed content", WAIT).is_some());
+    assert_eq!(w.interrupt(), Some(130));
+}
+
+#[test]
+fn a_template_error_is_shown_on_the_page_and_fixing_it_recovers() {
+    let dir = project();
+    let w = Watcher::start(dir.path(), &[]);
+    let url = format!("{}index.html", w.url);
+    assert_eq!(get(&url).status, 200);
+
+    let base = dir.path().join("templates/base.html");
+    std::fs::write(&base, "<html>{% if %}</html>").unwrap();
+    assert!(eventually(WAIT, || get(&url).status == 500), "the error page was not served");
+    let page = get(&url);
+    assert!(page.body.contains("The site did not build"), "{}", page.body);
+    assert!(page.body.contains("base.html"), "the error names the template: {}", page.body);
+    assert!(page.body.contains("/__vaultbench/livereload.js"), "the error page reloads by itself");
+    // Every page shows the error, and the server keeps serving.
+    assert_eq!(get(&format!("{}results.html", w.url)).status, 500);
+    assert_eq!(get(&format!("{}static/style.css", w.url)).status, 200);
+
+    std::fs::remove_file(&base).unwrap();
+    assert!(eventually(WAIT, || get(&url).status == 200), "the site did not recover");
+    assert!(get(&url).body.contains("<nav class=\"sidebar\""));
+    assert_eq!(w.interrupt(), Some(130));
+}
+
+#[test]
+fn open_pages_are_told_to_reload_after_a_new_baseline() {
+    let dir = project();
+    let w = Watcher::start(dir.path(), &[]);
+    let host = w.url.trim_start_matches("http://").split('/').next().unwrap().to_string();
+    let mut stream = TcpStream::connect(&host).unwrap();
+    write!(stream, "GET /__vaultbench/events HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\r\n").unwrap();
+    stream.set_read_timeout(Some(WAIT)).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.contains("200"), "{line}");
+    // Let the stream subscribe before the change.
+    std::thread::sleep(Duration::from_millis(300));
+
+    let start = Instant::now();
+    let r = common::sample_result("ollama", "new-model", &[("alpha", &[true])]);
+    common::write_result(&dir.path().join("evals/baselines/ollama-new-model.json"), &r);
+    let mut got_reload = false;
+    while start.elapsed() < WAIT {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        if line.starts_with("event: reload") {
+            got_reload = true;
+            break;
+        }
+    }
+    assert!(got_reload, "no reload event");
+    let results = get(&format!("{}results.html", w.url)).body;
+    assert_eq!(results_rows(&results)[0][0], "new-model");
+    assert!(w.wait_line("Changed baselines", WAIT).is_some());
+    assert_eq!(w.interrupt(), Some(130));
+}
+
+#[test]
+fn a_malformed_baseline_while_watching_is_a_warning_not_an_outage() {
+    let dir = project();
+    let w = Watcher::start(dir.path(), &[]);
+    std::fs::write(dir.path().join("evals/baselines/bad.json"), "{").unwrap();
+    assert!(w.wait_line("bad.json", WAIT).is_some(), "the warning names the file");
+    assert_eq!(get(&format!("{}results.html", w.url)).status, 200);
+}
