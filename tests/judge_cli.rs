@@ -7,7 +7,7 @@ mod fake;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
@@ -23,21 +23,8 @@ const KEY: &str = "judge-key-0123456789abcdefghij";
 
 /// Run the binary with only the given provider settings in its environment.
 fn run(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vaultbench"));
+    let mut cmd = common::command();
     cmd.args(args).current_dir(cwd);
-    for var in [
-        "GEMINI_API_KEY",
-        "GEMINI_BASE_URL",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-        "OLLAMA_HOST",
-        "EVAL_JUDGE_PROVIDER",
-        "EVAL_JUDGE_MODEL",
-        "EVAL_JUDGE_API_KEY",
-        "EVAL_JUDGE_BASE_URL",
-    ] {
-        cmd.env_remove(var);
-    }
     cmd.env("VAULTBENCH_RETRY_BASE_MS", "1").env("VAULTBENCH_RETRY_ATTEMPTS", "2");
     for (k, v) in env {
         cmd.env(k, v);
