@@ -105,6 +105,7 @@ fn sweep_once(suite: &Suite, k: u32, jobs: usize, rt: &tokio::runtime::Runtime) 
             task_filter: None,
             shard: None,
             allow_unpriced: false,
+            max_output_tokens: None,
             tasks: suite.tasks.iter().map(|t| t.id.clone()).collect(),
         },
         store: Store::new(results.path(), &run_id),

@@ -72,7 +72,13 @@ impl ModelJudge {
 
     async fn ask(&self, criteria: &str, ctx: JudgeContext<'_>) -> Result<bool, String> {
         let messages = [Message::User { text: prompt(criteria, ctx) }];
-        let request = ChatRequest { system: SYSTEM, messages: &messages, tools: &[], temperature: Some(0.0) };
+        let request = ChatRequest {
+            system: SYSTEM,
+            messages: &messages,
+            tools: &[],
+            temperature: Some(0.0),
+            max_output_tokens: None,
+        };
         let reply = self.model.chat(request).await.map_err(|e| format!("judge {}: {e}", self.model.model_id()))?;
         Ok(is_yes(&reply.text))
     }

@@ -30,6 +30,8 @@ pub struct Request<'a> {
     pub context_files: &'a [String],
     pub max_turns: u32,
     pub timeout: Duration,
+    /// A cap on the tokens of each model reply (`None`: the provider's default).
+    pub max_output_tokens: Option<u32>,
 }
 
 /// How a run ended.
@@ -122,7 +124,7 @@ pub async fn run(
         Ok(first) => {
             state.events.push(Event::UserMessage { text: first.clone() });
             state.messages.push(Message::User { text: first });
-            let conversation = converse(&mut state, model, vault, toolbox, &system, &specs, request.max_turns);
+            let conversation = converse(&mut state, model, vault, toolbox, &system, &specs, &request);
             match tokio::time::timeout(request.timeout, conversation).await {
                 Ok(end) => end,
                 Err(_) => {
@@ -155,8 +157,9 @@ async fn converse(
     toolbox: &Toolbox,
     system: &str,
     specs: &[ToolSpec],
-    max_turns: u32,
+    limits: &Request<'_>,
 ) -> (Ending, String) {
+    let max_turns = limits.max_turns;
     loop {
         if state.turns >= max_turns {
             return (Ending::TurnLimit, format!("maxTurns = {max_turns} model calls made without a final answer"));
@@ -165,7 +168,13 @@ async fn converse(
         let turn = state.turns;
         let at_ms = state.elapsed_ms();
         let sent = Instant::now();
-        let request = ChatRequest { system, messages: &state.messages, tools: specs, temperature: None };
+        let request = ChatRequest {
+            system,
+            messages: &state.messages,
+            tools: specs,
+            temperature: None,
+            max_output_tokens: limits.max_output_tokens,
+        };
         let reply = match model.chat(request).await {
             Ok(reply) => reply,
             Err(e) => {

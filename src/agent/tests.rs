@@ -60,7 +60,13 @@ impl Model for Scripted {
 }
 
 fn request(max_turns: u32) -> Request<'static> {
-    Request { user_message: "What is the budget?", context_files: &[], max_turns, timeout: Duration::from_secs(5) }
+    Request {
+        user_message: "What is the budget?",
+        context_files: &[],
+        max_turns,
+        timeout: Duration::from_secs(5),
+        max_output_tokens: None,
+    }
 }
 
 fn vault() -> TestVault {

@@ -110,6 +110,7 @@ mod tests {
             context_files: &[],
             max_turns: 15,
             timeout: std::time::Duration::from_secs(5),
+            max_output_tokens: None,
         };
         rt.block_on(agent::run(&adversary, &v.vault, &Toolbox::standard(), req, &Pricing::Free))
     }

@@ -132,8 +132,15 @@ pub fn request_body(request: &ChatRequest<'_>) -> Value {
         let declarations: Vec<Value> = request.tools.iter().map(declaration).collect();
         body.insert("tools".into(), json!([{ "functionDeclarations": declarations }]));
     }
+    let mut config = Map::new();
     if let Some(t) = request.temperature {
-        body.insert("generationConfig".into(), json!({ "temperature": t }));
+        config.insert("temperature".into(), json!(t));
+    }
+    if let Some(n) = request.max_output_tokens {
+        config.insert("maxOutputTokens".into(), json!(n));
+    }
+    if !config.is_empty() {
+        body.insert("generationConfig".into(), Value::Object(config));
     }
     Value::Object(body)
 }

@@ -81,6 +81,10 @@ pub struct ChatRequest<'a> {
     pub tools: &'a [ToolSpec],
     /// 0 for judges; `None` leaves the provider's default.
     pub temperature: Option<f64>,
+    /// A cap on the tokens one reply may generate; `None` leaves the
+    /// provider's default (which for a local server can be "until the
+    /// context is full").
+    pub max_output_tokens: Option<u32>,
 }
 
 /// Token usage of one model call.
@@ -187,6 +191,17 @@ pub fn build(
             Ok(Arc::new(Shared(http::build(p, model_id)?)))
         }
         other => anyhow::bail!("unknown provider `{other}`; this build knows: {}", PROVIDERS.join(", ")),
+    }
+}
+
+/// The cap on the tokens of one reply when `--max-output-tokens` is not
+/// given: local servers (llama.cpp, Ollama) may otherwise generate until the
+/// context window is full, which on a small machine costs minutes per call;
+/// hosted APIs keep their own limits.
+pub fn default_max_output_tokens(provider: &str) -> Option<u32> {
+    match provider {
+        "ollama" | "openai" => Some(2048),
+        _ => None,
     }
 }
 

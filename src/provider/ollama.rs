@@ -131,8 +131,15 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
         body.insert("tools".into(), wire::function_tools(request.tools));
     }
     body.insert("stream".into(), json!(false));
+    let mut options = Map::new();
     if let Some(t) = request.temperature {
-        body.insert("options".into(), json!({ "temperature": t }));
+        options.insert("temperature".into(), json!(t));
+    }
+    if let Some(n) = request.max_output_tokens {
+        options.insert("num_predict".into(), json!(n));
+    }
+    if !options.is_empty() {
+        body.insert("options".into(), Value::Object(options));
     }
     Value::Object(body)
 }

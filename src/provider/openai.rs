@@ -178,6 +178,11 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
     if let Some(t) = request.temperature {
         body.insert("temperature".into(), json!(t));
     }
+    if let Some(n) = request.max_output_tokens {
+        // `max_tokens` is the field every OpenAI-compatible server reads
+        // (llama.cpp, vLLM, LM Studio, Ollama's /v1).
+        body.insert("max_tokens".into(), json!(n));
+    }
     body.insert("stream".into(), json!(false));
     Value::Object(body)
 }

@@ -203,7 +203,7 @@ mod tests {
         let inner = Arc::new(Scripted(Mutex::new(script.into()), Mutex::new(0)));
         let model = Retrying::new(inner.clone(), policy);
         let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-        let req = ChatRequest { system: "", messages: &[], tools: &[], temperature: None };
+        let req = ChatRequest { system: "", messages: &[], tools: &[], temperature: None, max_output_tokens: None };
         let out = rt.block_on(model.chat(req));
         let calls = *inner.1.lock().unwrap();
         (out, calls)

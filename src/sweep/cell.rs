@@ -23,6 +23,8 @@ pub struct CellEnv<'a> {
     pub toolbox: &'a Toolbox,
     pub pricing: &'a Pricing,
     pub judge: Option<&'a dyn Judge>,
+    /// The cap on tokens per model reply, if any.
+    pub max_output_tokens: Option<u32>,
 }
 
 /// A finished cell: its record (without `transcript_path`) and transcript.
@@ -39,6 +41,9 @@ pub struct TranscriptFile {
     pub run: u32,
     pub provider: String,
     pub model: String,
+    /// The cap on tokens per model reply the run was given, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
     /// Where the run's vault was kept (`--keep-artifacts`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vault: Option<String>,
@@ -80,6 +85,7 @@ pub async fn run(env: &CellEnv<'_>, task: &Task, model: &dyn Model, keep: Option
         context_files: &task.context_files,
         max_turns: task.max_turns,
         timeout: Duration::from_millis(task.timeout_ms),
+        max_output_tokens: env.max_output_tokens,
     };
     let outcome = agent::run(model, &vault, env.toolbox, request, env.pricing).await;
     let state = snapshot(&vault, env.suite_root, task);

@@ -168,7 +168,13 @@ pub async fn check(suite: &Suite, references: &Path, judge: Option<Arc<dyn Judge
                     },
                     Agent::Adversary(adv) => Arc::new(adv),
                 };
-                let env = CellEnv { suite_root: root, toolbox, pricing: &Pricing::Free, judge: Some(judge.as_ref()) };
+                let env = CellEnv {
+                    suite_root: root,
+                    toolbox,
+                    pricing: &Pricing::Free,
+                    judge: Some(judge.as_ref()),
+                    max_output_tokens: None,
+                };
                 let out = cell::run(&env, &task, model.as_ref(), None).await;
                 let verdict = if out.record.solved {
                     Verdict::Solved

@@ -68,6 +68,11 @@ pub struct RunArgs {
     /// Record $0 for a gemini model missing from pricing.toml instead of refusing to run.
     #[arg(long)]
     pub allow_unpriced: bool,
+    /// Cap on the tokens of one model reply; 0 = the provider's own default
+    /// [default: 2048 for ollama and openai, whose servers may otherwise
+    /// generate until the context is full; none for gemini].
+    #[arg(long, value_name = "N")]
+    pub max_output_tokens: Option<u32>,
     /// Testing aid: wait this long at the start of every run.
     #[arg(long, value_name = "MS", hide = true, default_value_t = 0)]
     pub cell_delay_ms: u64,
@@ -246,6 +251,11 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
             task_filter: args.task.clone(),
             shard: args.shard.map(|s| s.to_string()),
             allow_unpriced: args.allow_unpriced,
+            max_output_tokens: match args.max_output_tokens {
+                Some(0) => None,
+                Some(n) => Some(n),
+                None => provider::default_max_output_tokens(&provider_name),
+            },
             tasks: selected.iter().map(|t| t.id.clone()).collect(),
         };
         let tasks = selected.iter().map(|t| (*t).clone()).collect();
@@ -299,6 +309,15 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write) -> Result<Plan
                 recorded.unwrap_or("none")
             );
         }
+    }
+    if let Some(n) = args.max_output_tokens
+        && (n != 0 || manifest.max_output_tokens.is_some())
+        && Some(n) != manifest.max_output_tokens
+    {
+        bail!(
+            "--max-output-tokens differs from the sweep being resumed ({}); leave it out",
+            manifest.max_output_tokens.map_or_else(|| "no cap".to_string(), |n| n.to_string())
+        );
     }
     if args.repeat.is_some_and(|k| k != manifest.repeat) {
         bail!("--repeat differs from the sweep being resumed (k = {}); leave it out", manifest.repeat);

@@ -29,6 +29,9 @@ pub struct Manifest {
     pub shard: Option<String>,
     #[serde(default)]
     pub allow_unpriced: bool,
+    /// The cap on tokens per model reply, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
     /// The selected tasks, in run order.
     pub tasks: Vec<String>,
 }

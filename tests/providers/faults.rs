@@ -39,7 +39,15 @@ pub fn hello() -> Vec<Message> {
 }
 
 pub async fn ask(model: &dyn Model, messages: &[Message]) -> Result<ModelReply, ModelError> {
-    model.chat(ChatRequest { system: "You are terse.", messages, tools: &[], temperature: None }).await
+    model
+        .chat(ChatRequest {
+            system: "You are terse.",
+            messages,
+            tools: &[],
+            temperature: None,
+            max_output_tokens: None,
+        })
+        .await
 }
 
 fn fatal(r: Result<ModelReply, ModelError>) -> String {

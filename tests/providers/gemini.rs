@@ -83,6 +83,7 @@ async fn multi_turn_tool_conversation_round_trips_thought_signatures() {
             messages: &messages,
             tools: &tools,
             temperature: Some(0.2),
+            max_output_tokens: None,
         })
         .await
         .unwrap();
@@ -109,6 +110,7 @@ async fn multi_turn_tool_conversation_round_trips_thought_signatures() {
             messages: &messages,
             tools: &tools,
             temperature: Some(0.2),
+            max_output_tokens: None,
         })
         .await
         .unwrap();
@@ -160,8 +162,16 @@ async fn parallel_calls_keep_their_ids_and_answers_share_one_content() {
     let model = gemini(&fake.url, Duration::from_secs(10));
     let tools = [read_file_tool()];
     let mut messages = vec![Message::User { text: "Compare a and b.".into() }];
-    let first =
-        model.chat(ChatRequest { system: "", messages: &messages, tools: &tools, temperature: None }).await.unwrap();
+    let first = model
+        .chat(ChatRequest {
+            system: "",
+            messages: &messages,
+            tools: &tools,
+            temperature: None,
+            max_output_tokens: None,
+        })
+        .await
+        .unwrap();
     let ids: Vec<&str> = first.tool_calls.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["fc-1", "fc-2"]);
     messages.push(Message::Assistant {
@@ -176,7 +186,16 @@ async fn parallel_calls_keep_their_ids_and_answers_share_one_content() {
             content: json!({ "success": true, "data": c.id }),
         });
     }
-    model.chat(ChatRequest { system: "", messages: &messages, tools: &tools, temperature: None }).await.unwrap();
+    model
+        .chat(ChatRequest {
+            system: "",
+            messages: &messages,
+            tools: &tools,
+            temperature: None,
+            max_output_tokens: None,
+        })
+        .await
+        .unwrap();
     let body = &fake.requests()[1].body;
     assert!(body.get("systemInstruction").is_none(), "no empty system instruction");
     assert!(body.get("generationConfig").is_none(), "no temperature unless asked");
@@ -210,7 +229,10 @@ async fn history_without_raw_content_is_rebuilt_from_the_calls() {
         Message::ToolResult { call_id: "x1".into(), name: "read_file".into(), content: json!("plain text result") },
         Message::User { text: "and now?".into() },
     ];
-    model.chat(ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None }).await.unwrap();
+    model
+        .chat(ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None, max_output_tokens: None })
+        .await
+        .unwrap();
     let body = &fake.requests()[0].body;
     assert!(body.get("tools").is_none());
     assert_eq!(
@@ -270,4 +292,23 @@ fn a_bad_base_url_is_a_clear_error_and_debug_hides_the_key() {
         Ok(_) => panic!("accepted a non-http base URL"),
     };
     assert!(err.contains("GEMINI_BASE_URL") && err.contains("ftp://nowhere"), "{err}");
+}
+
+#[tokio::test]
+async fn the_reply_length_cap_is_sent_as_gemini_reads_it() {
+    let fake = Fake::scripted(vec![ok(), ok()]);
+    let model = gemini(&fake.url, Duration::from_secs(5));
+    let messages = [Message::User { text: "q".into() }];
+    let capped =
+        ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None, max_output_tokens: Some(77) };
+    model.chat(capped).await.unwrap();
+    model.chat(ChatRequest { max_output_tokens: None, ..capped }).await.unwrap();
+    let requests = fake.requests();
+    assert_eq!(requests[0].body.pointer("/generationConfig/maxOutputTokens"), Some(&json!(77)), "{}", requests[0].body);
+    assert_eq!(
+        requests[1].body.pointer("/generationConfig/maxOutputTokens"),
+        None,
+        "no cap, no field: {}",
+        requests[1].body
+    );
 }

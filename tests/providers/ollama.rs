@@ -60,6 +60,7 @@ async fn multi_turn_tool_conversation() {
             messages: &messages,
             tools: &tools,
             temperature: Some(0.0),
+            max_output_tokens: None,
         })
         .await
         .unwrap();
@@ -82,6 +83,7 @@ async fn multi_turn_tool_conversation() {
             messages: &messages,
             tools: &tools,
             temperature: Some(0.0),
+            max_output_tokens: None,
         })
         .await
         .unwrap();
@@ -139,10 +141,32 @@ async fn odd_names_and_string_arguments_are_read() {
     let model = ollama(&fake.url, Duration::from_secs(5));
     let tools = [read_file_tool()];
     let messages = [Message::User { text: "q".into() }];
-    let reply =
-        model.chat(ChatRequest { system: "s", messages: &messages, tools: &tools, temperature: None }).await.unwrap();
+    let reply = model
+        .chat(ChatRequest {
+            system: "s",
+            messages: &messages,
+            tools: &tools,
+            temperature: None,
+            max_output_tokens: None,
+        })
+        .await
+        .unwrap();
     assert_eq!(reply.tool_calls[0].name, "read_file");
     assert_eq!(reply.tool_calls[0].arguments, json!({ "path": "a.md" }));
     assert!(reply.tool_calls[1].malformed.is_some());
     assert_ne!(reply.tool_calls[0].id, reply.tool_calls[1].id, "generated ids are distinct");
+}
+
+#[tokio::test]
+async fn the_reply_length_cap_is_sent_as_ollama_reads_it() {
+    let fake = Fake::scripted(vec![ok(), ok()]);
+    let model = ollama(&fake.url, Duration::from_secs(5));
+    let messages = [Message::User { text: "q".into() }];
+    let capped =
+        ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None, max_output_tokens: Some(77) };
+    model.chat(capped).await.unwrap();
+    model.chat(ChatRequest { max_output_tokens: None, ..capped }).await.unwrap();
+    let requests = fake.requests();
+    assert_eq!(requests[0].body.pointer("/options/num_predict"), Some(&json!(77)), "{}", requests[0].body);
+    assert_eq!(requests[1].body.pointer("/options/num_predict"), None, "no cap, no field: {}", requests[1].body);
 }

@@ -58,8 +58,16 @@ async fn one(reply: Reply) -> (ModelReply, Value) {
     let model = openai(&fake.url, Duration::from_secs(10));
     let tools = [read_file_tool()];
     let messages = [Message::User { text: "read it".into() }];
-    let reply =
-        model.chat(ChatRequest { system: "sys", messages: &messages, tools: &tools, temperature: None }).await.unwrap();
+    let reply = model
+        .chat(ChatRequest {
+            system: "sys",
+            messages: &messages,
+            tools: &tools,
+            temperature: None,
+            max_output_tokens: None,
+        })
+        .await
+        .unwrap();
     (reply, fake.requests()[0].body.clone())
 }
 
@@ -97,6 +105,7 @@ async fn multi_turn_tool_conversation() {
             messages: &messages,
             tools: &tools,
             temperature: Some(0.0),
+            max_output_tokens: None,
         })
         .await
         .unwrap();
@@ -116,6 +125,7 @@ async fn multi_turn_tool_conversation() {
             messages: &messages,
             tools: &tools,
             temperature: Some(0.0),
+            max_output_tokens: None,
         })
         .await
         .unwrap();
@@ -267,7 +277,10 @@ async fn quirk_arguments_that_are_not_valid_json() {
             content: json!({ "success": false, "error": why }),
         },
     ];
-    model.chat(ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None }).await.unwrap();
+    model
+        .chat(ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None, max_output_tokens: None })
+        .await
+        .unwrap();
     assert_eq!(fake.requests()[0].body["messages"][2]["tool_calls"][0]["function"]["arguments"], "{}");
 }
 
@@ -342,4 +355,18 @@ fn the_config_debug_hides_the_key() {
         timeout: Duration::from_secs(1),
     };
     assert!(!format!("{config:?}").contains(KEY));
+}
+
+#[tokio::test]
+async fn the_reply_length_cap_is_sent_as_openai_reads_it() {
+    let fake = Fake::scripted(vec![ok(), ok()]);
+    let model = openai(&fake.url, Duration::from_secs(5));
+    let messages = [Message::User { text: "q".into() }];
+    let capped =
+        ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None, max_output_tokens: Some(77) };
+    model.chat(capped).await.unwrap();
+    model.chat(ChatRequest { max_output_tokens: None, ..capped }).await.unwrap();
+    let requests = fake.requests();
+    assert_eq!(requests[0].body.pointer("/max_tokens"), Some(&json!(77)), "{}", requests[0].body);
+    assert_eq!(requests[1].body.pointer("/max_tokens"), None, "no cap, no field: {}", requests[1].body);
 }
