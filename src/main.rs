@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use vaultbench::format::calibration::CalibrationFile;
-use vaultbench::report::{self, aggregate, bless, calibrate, compare, rescore, summary};
+use vaultbench::report::{self, aggregate, bless, calibrate, compare, evidence, rescore, summary};
 use vaultbench::sweep::command::{self as sweep_command, RunArgs, Status};
 use vaultbench::{fsio, jsnum, judge};
 
@@ -85,6 +85,10 @@ enum Command {
     /// model aliases (-latest, -preview), interrupted or partial sweeps and runs
     /// with harness errors unless --force; never blesses reference-provider
     /// runs or files whose figures do not re-derive from their runs.
+    ///
+    /// The run's transcripts (evals/results/<run-id>/) are archived as the
+    /// baseline's evidence in evals/baselines/evidence/<provider>-<model>.tar.gz;
+    /// commit both files.
     Bless {
         /// The result to bless (default: the latest in --results).
         result: Option<PathBuf>,
@@ -412,6 +416,25 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
     println!("  baseline: {}", blessed.baseline_path.display());
     if let Some(old) = &blessed.replaced {
         println!("  replaced: the baseline from {old} (recover it with git)");
+    }
+    let ev = &blessed.evidence;
+    if ev.archived > 0 {
+        println!(
+            "  evidence: {} ({} transcripts; commit it with the baseline)",
+            blessed.evidence_path.display(),
+            ev.archived
+        );
+    }
+    if !ev.missing.is_empty() {
+        let shown: Vec<&str> = ev.missing.iter().take(5).map(String::as_str).collect();
+        eprintln!(
+            "warning: no transcript for {} of {} runs ({}{}) in {}: the baseline carries no evidence for them",
+            ev.missing.len(),
+            ev.missing.len() + ev.archived,
+            shown.join(", "),
+            if ev.missing.len() > shown.len() { ", ..." } else { "" },
+            evidence::transcripts_dir(&source).display()
+        );
     }
     println!(
         "  pass^{k}: {}%  solve^{k}: {}%",

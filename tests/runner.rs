@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::Value;
 use vaultbench::format::result::ResultFile;
-use vaultbench::report::{self, aggregate};
+use vaultbench::report::{self, aggregate, evidence};
 
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
@@ -150,6 +150,51 @@ fn a_reference_sweep_writes_results_and_transcripts() {
     let vault = PathBuf::from(transcript["vault"].as_str().unwrap());
     assert!(vault.join("eval-scratch/notes.md").is_file(), "--keep-artifacts keeps the vault");
     assert!(text.contains("Vaults kept under"), "{text}");
+}
+
+/// Blessing archives the run's transcripts next to the baseline, byte for
+/// byte; a later baseline without transcripts removes the stale archive.
+#[test]
+fn bless_keeps_the_transcripts_as_evidence() {
+    let dir = suite(&["alpha", "beta"]);
+    let out = vaultbench(&run_args(&["--repeat", "2"]), dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (path, mut r) = only_result(&dir.path().join("results"));
+    // A reference run is never a baseline; pose as a real provider to bless it.
+    r.provider = "ollama".into();
+    r.model = "m:1b".into();
+    report::write_result(&path, &r).unwrap();
+
+    let out = vaultbench(&["bless", path.to_str().unwrap(), "--baselines", "baselines"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let archive = dir.path().join("baselines/evidence/ollama-m-1b.tar.gz");
+    assert!(stdout(&out).contains("4 transcripts"), "{}", stdout(&out));
+    let entries = evidence::read(&archive).unwrap();
+    let names: Vec<&str> = entries.keys().map(String::as_str).collect();
+    assert_eq!(names, ["alpha-1.json", "alpha-2.json", "beta-1.json", "beta-2.json"]);
+    for task in &r.tasks {
+        for run in &task.runs {
+            let on_disk = std::fs::read(dir.path().join(&run.transcript_path)).unwrap();
+            assert_eq!(entries[&evidence::entry_name(run).unwrap()], on_disk, "{}", run.transcript_path);
+        }
+    }
+    // Blessing the same result again writes the same bytes.
+    let first = std::fs::read(&archive).unwrap();
+    assert!(vaultbench(&["bless", path.to_str().unwrap(), "--baselines", "baselines"], dir.path()).status.success());
+    assert_eq!(std::fs::read(&archive).unwrap(), first, "the archive is reproducible");
+
+    // The same result moved away from its transcripts: blessed with a warning,
+    // and the old evidence (of another run) is gone.
+    std::fs::copy(&path, dir.path().join("moved.json")).unwrap();
+    let out = vaultbench(&["bless", "moved.json", "--baselines", "baselines"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no transcript for 4 of 4 runs (alpha#1, alpha#2, beta#1, beta#2)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!archive.exists());
+    assert!(dir.path().join("baselines/ollama-m-1b.json").is_file());
 }
 
 #[test]

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::format::result::ResultFile;
 use crate::fsio;
-use crate::report::aggregate;
+use crate::report::{aggregate, evidence};
 
 /// `<provider>-<model>.json`, with every character outside `[A-Za-z0-9._-]`
 /// replaced by `-`: model `gemma4:e4b` on ollama gives `ollama-gemma4-e4b.json`.
@@ -135,6 +135,9 @@ pub struct Blessed {
     /// Refusals overridden by `--force`.
     pub forced: Vec<Refusal>,
     pub result: ResultFile,
+    /// `<baselines>/evidence/<stem>.tar.gz`, written when any transcript was found.
+    pub evidence_path: PathBuf,
+    pub evidence: evidence::Archived,
 }
 
 /// Copy `source` to `<baselines_dir>/<provider>-<model>.json`, atomically and
@@ -161,8 +164,11 @@ pub fn bless(source: &Path, baselines_dir: &Path, force: bool) -> Result<Blessed
     } else {
         None
     };
+    // The evidence first: a baseline is never on disk without its transcripts.
+    let evidence_path = evidence::archive_path(&baseline_path);
+    let evidence = evidence::write(&result, source, &evidence_path)?;
     fsio::write_atomic(&baseline_path, &bytes)?;
-    Ok(Blessed { baseline_path, replaced, forced: all, result })
+    Ok(Blessed { baseline_path, replaced, forced: all, result, evidence_path, evidence })
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Reporting: what happens to scored runs. Task results and the aggregate
-//! (`aggregate`), baseline comparison (`compare`), blessing (`bless`),
+//! (`aggregate`), baseline comparison (`compare`), blessing (`bless`) with the
+//! transcripts kept as evidence (`evidence`),
 //! offline rescoring (`rescore`), judge calibration (`calibrate`) and the
 //! human summary (`summary`). Reads and writes result files; never builds or runs
 //! a model itself (a judge, when one is needed, is handed in).
@@ -8,6 +9,7 @@ pub mod aggregate;
 pub mod bless;
 pub mod calibrate;
 pub mod compare;
+pub mod evidence;
 pub mod rescore;
 pub mod summary;
 
