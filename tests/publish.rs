@@ -125,6 +125,26 @@ fn untrusted_baseline_text_is_escaped_everywhere() {
 }
 
 #[test]
+fn a_baseline_with_evidence_offers_its_transcripts_for_download() {
+    let dir = project();
+    write_result(&dir.path().join("evals/baselines/ollama-a.json"), &sample_result("ollama", "a", &[("t", &[true])]));
+    write_result(&dir.path().join("evals/baselines/ollama-b.json"), &sample_result("ollama", "b", &[("t", &[false])]));
+    let archive = b"not really gzip, copied as is".repeat(100);
+    std::fs::create_dir_all(dir.path().join("evals/baselines/evidence")).unwrap();
+    std::fs::write(dir.path().join("evals/baselines/evidence/ollama-a.tar.gz"), &archive).unwrap();
+    let out = publish(dir.path(), &["--strict"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = read(dir.path(), "baselines/ollama-a.html");
+    assert!(page.contains(r#"<a id="evidence" href="ollama-a.evidence.tar.gz" download>"#), "{page}");
+    assert!(page.contains("(3 KiB, tar.gz)"), "{page}");
+    assert_eq!(std::fs::read(dir.path().join("site/baselines/ollama-a.evidence.tar.gz")).unwrap(), archive);
+    // No archive, no link.
+    let page = read(dir.path(), "baselines/ollama-b.html");
+    assert!(!page.contains("evidence"), "{page}");
+    assert!(!dir.path().join("site/baselines/ollama-b.evidence.tar.gz").exists());
+}
+
+#[test]
 fn a_malformed_baseline_is_skipped_with_a_warning_and_strict_fails() {
     let dir = project();
     write_result(&dir.path().join("evals/baselines/ollama-a.json"), &sample_result("ollama", "a", &[("t", &[true])]));

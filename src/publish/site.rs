@@ -20,6 +20,7 @@ use super::output::{self, OutData, OutFile, WriteStats};
 use super::results::{self, SuiteView};
 use super::templates::{self, StaticFile, Templates};
 use super::{BuildReport, PublishOptions, Warning};
+use crate::report::evidence;
 use crate::suite::{Severity, Suite};
 
 /// What a changed path means for the build (Zola's `ChangeKind`).
@@ -104,6 +105,14 @@ struct NavSection {
 struct NavItem {
     title: String,
     url: String,
+}
+
+/// A baseline page's download of its evidence archive.
+#[derive(Serialize)]
+struct EvidenceLink {
+    /// Relative to the baseline's page.
+    href: String,
+    kib: u64,
 }
 
 #[derive(Serialize)]
@@ -280,6 +289,17 @@ impl Site {
             let title = format!("{} ({})", view.row.model, view.row.provider);
             ctx.insert("page", &PageInfo { title: &title, url: &view.row.page });
             ctx.insert("baseline", view);
+            // The transcripts blessed with the baseline, offered for download.
+            let archive = evidence::archive_path(&self.options.baselines.join(&view.row.file));
+            let mut link = None;
+            if let Some(meta) = std::fs::metadata(&archive).ok().filter(|m| m.is_file()) {
+                let page = view.row.page.strip_suffix(".html").unwrap_or(&view.row.page);
+                let rel = format!("{page}.evidence.tar.gz");
+                let href = rel.rsplit('/').next().unwrap_or(&rel).to_string();
+                link = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
+                files.push(OutFile { rel, data: OutData::Copy(archive) });
+            }
+            ctx.insert("evidence", &link);
             let html = self.render_template("baseline.html", &ctx)?;
             files.push(OutFile { rel: view.row.page.clone(), data: OutData::Bytes(html.into_bytes()) });
         }
