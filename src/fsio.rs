@@ -21,11 +21,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     };
     fs::create_dir_all(dir).with_context(|| format!("creating directory {}", dir.display()))?;
     let file_name = path.file_name().ok_or_else(|| anyhow!("writing {}: not a file path", path.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", file_name.to_string_lossy()))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    let prefix = format!(".{}.", file_name.to_string_lossy());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // Like any newly created file (0666 less the umask), not tempfile's private 0600:
+    // results and baselines are shared and committed.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp =
+        builder.tempfile_in(dir).with_context(|| format!("creating a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)
         .and_then(|()| tmp.as_file().sync_all())
         .with_context(|| format!("writing {}", path.display()))?;
@@ -80,6 +84,18 @@ pub fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, JsonError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_gives_the_mode_of_any_new_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        fs::File::create(&plain).unwrap();
+        write_atomic(&dir.path().join("atomic"), b"x").unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir.path().join("atomic")), mode(&plain));
+    }
 
     #[test]
     fn atomic_write_replaces_whole_file_and_leaves_no_temp() {
