@@ -426,13 +426,11 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
         );
     }
     if !ev.missing.is_empty() {
-        let shown: Vec<&str> = ev.missing.iter().take(5).map(String::as_str).collect();
         eprintln!(
-            "warning: no transcript for {} of {} runs ({}{}) in {}: the baseline carries no evidence for them",
+            "warning: no transcript for {} of {} runs ({}) in {}: the baseline carries no evidence for them",
             ev.missing.len(),
             ev.missing.len() + ev.archived,
-            shown.join(", "),
-            if ev.missing.len() > shown.len() { ", ..." } else { "" },
+            report::first_few(&ev.missing),
             evidence::transcripts_dir(&source).display()
         );
     }

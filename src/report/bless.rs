@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::format::result::ResultFile;
 use crate::fsio;
-use crate::report::{aggregate, evidence};
+use crate::report::{self, aggregate, evidence};
 
 /// `<provider>-<model>.json`, with every character outside `[A-Za-z0-9._-]`
 /// replaced by `-`: model `gemma4:e4b` on ollama gives `ollama-gemma4-e4b.json`.
@@ -98,14 +98,12 @@ pub fn refusals(result: &ResultFile) -> Vec<Refusal> {
         })
         .collect();
     if !errored.is_empty() {
-        let shown: Vec<&str> = errored.iter().take(5).map(String::as_str).collect();
         refuse(
             true,
             format!(
-                "{} runs ended on a harness error ({}{}): rerun them so the baseline measures the model, not the harness",
+                "{} runs ended on a harness error ({}): rerun them so the baseline measures the model, not the harness",
                 errored.len(),
-                shown.join(", "),
-                if errored.len() > shown.len() { ", ..." } else { "" }
+                report::first_few(&errored)
             ),
         );
     }

@@ -217,14 +217,12 @@ pub fn extract_to_file(
     let extraction = extract(&result, &lookup, previous.as_ref(), now)?;
     if !extraction.labels_lost.is_empty() && !force {
         let n = extraction.labels_lost.len();
-        let shown: Vec<&str> = extraction.labels_lost.iter().take(5).map(String::as_str).collect();
         bail!(
-            "{} holds {n} human label{} that the new extraction would lose (tuple gone or its response changed): {}{}; \
+            "{} holds {n} human label{} that the new extraction would lose (tuple gone or its response changed): {}; \
              write to another file with --out, or pass --force to replace them",
             out.display(),
             if n == 1 { "" } else { "s" },
-            shown.join(", "),
-            if n > shown.len() { ", ..." } else { "" }
+            super::first_few(&extraction.labels_lost)
         );
     }
     let bytes = jsnum::to_json_bytes(&extraction.file)?;

@@ -30,3 +30,11 @@ pub fn write_result(path: &Path, result: &ResultFile) -> Result<()> {
     let bytes = jsnum::to_json_bytes(result)?;
     fsio::write_atomic(path, &bytes)
 }
+
+/// The first five of `items` joined by commas, with `, ...` when there are
+/// more: how a message names the runs or tuples it is about.
+pub fn first_few(items: &[String]) -> String {
+    let shown: Vec<&str> = items.iter().take(5).map(String::as_str).collect();
+    let more = if items.len() > shown.len() { ", ..." } else { "" };
+    format!("{}{more}", shown.join(", "))
+}
