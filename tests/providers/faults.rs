@@ -1,7 +1,8 @@
 //! The transport faults every HTTP provider must survive, checked the same
 //! way for each: a 429 with Retry-After then success, a 5xx storm, an
 //! unreadable body, a server slower than the timeout, client errors, an
-//! error body echoing the key, and servers that refuse or hang up.
+//! error body echoing the key, and servers that refuse or hang up. Also the
+//! reply-length cap, which each wire format carries in its own field.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -181,3 +182,18 @@ macro_rules! fault_tests {
     };
 }
 pub(crate) use fault_tests;
+
+/// A capped request carries the cap at `pointer` in the request body; an
+/// uncapped one has no such field.
+pub async fn reply_cap_is_sent_at(s: &Subject, pointer: &str) {
+    let fake = Fake::scripted(vec![(s.ok)(), (s.ok)()]);
+    let model = (s.make)(&fake.url, Duration::from_secs(5));
+    let messages = [Message::User { text: "q".into() }];
+    let capped =
+        ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None, max_output_tokens: Some(77) };
+    model.chat(capped).await.unwrap();
+    model.chat(ChatRequest { max_output_tokens: None, ..capped }).await.unwrap();
+    let requests = fake.requests();
+    assert_eq!(requests[0].body.pointer(pointer), Some(&serde_json::json!(77)), "{}: {}", s.name, requests[0].body);
+    assert_eq!(requests[1].body.pointer(pointer), None, "{}: no cap, no field: {}", s.name, requests[1].body);
+}

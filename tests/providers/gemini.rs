@@ -296,19 +296,5 @@ fn a_bad_base_url_is_a_clear_error_and_debug_hides_the_key() {
 
 #[tokio::test]
 async fn the_reply_length_cap_is_sent_as_gemini_reads_it() {
-    let fake = Fake::scripted(vec![ok(), ok()]);
-    let model = gemini(&fake.url, Duration::from_secs(5));
-    let messages = [Message::User { text: "q".into() }];
-    let capped =
-        ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None, max_output_tokens: Some(77) };
-    model.chat(capped).await.unwrap();
-    model.chat(ChatRequest { max_output_tokens: None, ..capped }).await.unwrap();
-    let requests = fake.requests();
-    assert_eq!(requests[0].body.pointer("/generationConfig/maxOutputTokens"), Some(&json!(77)), "{}", requests[0].body);
-    assert_eq!(
-        requests[1].body.pointer("/generationConfig/maxOutputTokens"),
-        None,
-        "no cap, no field: {}",
-        requests[1].body
-    );
+    crate::faults::reply_cap_is_sent_at(&subject(), "/generationConfig/maxOutputTokens").await;
 }
