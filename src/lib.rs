@@ -8,6 +8,7 @@ pub mod agent;
 pub mod format;
 pub mod fsio;
 pub mod jsnum;
+pub mod limits;
 pub mod judge;
 pub mod pricing;
 pub mod provider;
