@@ -31,6 +31,10 @@ pub struct Limits {
     pub max_conversation_bytes: usize,
     /// How long past its `timeoutMs` a run may take to stop and be recorded.
     pub timeout_grace: Duration,
+    /// Most bytes of one input file read whole: a task, result, baseline,
+    /// reference trajectory, calibration set, pricing table, configuration,
+    /// docs page or template. A larger file is an error naming it.
+    pub max_input_file_bytes: u64,
 }
 
 impl Default for Limits {
@@ -43,6 +47,7 @@ impl Default for Limits {
             max_tool_result_bytes: 256 * 1024,
             max_conversation_bytes: 8 * 1024 * 1024,
             timeout_grace: Duration::from_secs(2),
+            max_input_file_bytes: 256 * 1024 * 1024,
         }
     }
 }

@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde::Deserialize;
 
-use crate::jsnum;
+use crate::{fsio, jsnum};
 use crate::provider::Usage;
 
 /// US dollars per million tokens.
@@ -40,7 +40,7 @@ pub struct PriceTable {
 
 impl PriceTable {
     pub fn load(path: &Path) -> Result<PriceTable> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text = fsio::read_text(path)?;
         let table: PriceTable =
             toml::from_str(&text).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
         for (model, p) in &table.models {

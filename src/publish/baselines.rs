@@ -149,7 +149,7 @@ const PARALLEL_MIN_FILES: usize = 8;
 /// measurement.
 fn parse_files(files: &[PathBuf]) -> Vec<Result<Headline, String>> {
     let one = |path: &PathBuf| -> Result<Headline, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+        let text = fsio::read_text_plain(path).map_err(|e| format!("cannot read: {e}"))?;
         parse(&text).map_err(|e| e.to_string())
     };
     let cap = std::env::var("VAULTBENCH_PARSE_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(8);

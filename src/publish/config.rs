@@ -48,11 +48,11 @@ struct SiteSection {
 
 /// Read the configuration at `path`; a missing file gives the defaults.
 pub fn load(path: &Path) -> Result<SiteConfig> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(SiteConfig::default()),
-        Err(e) => bail!("reading {}: {e}", path.display()),
-    };
+        _ => {}
+    }
+    let text = crate::fsio::read_text(path)?;
     parse(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 

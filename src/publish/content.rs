@@ -95,7 +95,7 @@ fn relative(root: &Path, path: &Path) -> String {
 }
 
 fn load_page(file: &Path, rel: String) -> Result<Page> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let text = crate::fsio::read_text(file)?;
     page_from_text(file, rel, &text)
 }
 

@@ -101,7 +101,7 @@ pub fn load(dir: &Path) -> Result<Templates> {
                 .map(|c| c.as_os_str().to_string_lossy())
                 .collect::<Vec<_>>()
                 .join("/");
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let text = crate::fsio::read_text(path)?;
             sources.insert(name, (text, Some(path.to_path_buf())));
             from_disk.push(path.to_path_buf());
         }

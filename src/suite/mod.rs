@@ -98,7 +98,7 @@ impl Suite {
         let mut tasks = Vec::new();
         let mut seen: HashMap<String, PathBuf> = HashMap::new();
         for file in &files {
-            let text = match std::fs::read_to_string(file) {
+            let text = match fsio::read_text_plain(file) {
                 Ok(t) => t,
                 Err(e) => {
                     diagnostics.push(Diagnostic::error(file, format!("cannot read: {e}"), None));
