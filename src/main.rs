@@ -87,8 +87,11 @@ enum Command {
     /// runs or files whose figures do not re-derive from their runs.
     ///
     /// The run's transcripts (evals/results/<run-id>/) are archived as the
-    /// baseline's evidence in evals/baselines/evidence/<provider>-<model>.tar.gz;
-    /// commit both files.
+    /// baseline's evidence in
+    /// evals/baselines/evidence/<provider>-<model>/<run-id>.tar.gz; commit both
+    /// (and the removal of the previous run's archive). The pair is replaced as
+    /// one: a bless that fails or is killed leaves the previous baseline and
+    /// its evidence as they were, and concurrent blesses take turns.
     Bless {
         /// The result to bless (default: the latest in --results).
         result: Option<PathBuf>,
@@ -425,7 +428,12 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
             ev.archived
         );
     }
-    if !ev.missing.is_empty() {
+    if blessed.kept_earlier_evidence {
+        println!(
+            "  evidence: {} (kept: this run's archive from an earlier bless; no transcript was found now)",
+            blessed.evidence_path.display()
+        );
+    } else if !ev.missing.is_empty() {
         eprintln!(
             "warning: no transcript for {} of {} runs ({}) in {}: the baseline carries no evidence for them",
             ev.missing.len(),

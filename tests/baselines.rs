@@ -68,7 +68,7 @@ fn committed_baselines_are_blessable_and_backed_by_their_transcripts() {
             bless::baseline_file_name(&r.provider, &r.model),
             "{name}: named after its provider and model"
         );
-        let archive = evidence::archive_path(&path);
+        let archive = evidence::archive_path(&path, &r.run_id.0).expect("a run id that names its evidence");
         let transcripts = evidence::read(&archive)
             .unwrap_or_else(|e| panic!("{name} has no evidence at {}: {e:#}", archive.display()));
         let mut runs = 0;

@@ -130,8 +130,18 @@ fn a_baseline_with_evidence_offers_its_transcripts_for_download() {
     write_result(&dir.path().join("evals/baselines/ollama-a.json"), &sample_result("ollama", "a", &[("t", &[true])]));
     write_result(&dir.path().join("evals/baselines/ollama-b.json"), &sample_result("ollama", "b", &[("t", &[false])]));
     let archive = b"not really gzip, copied as is".repeat(100);
-    std::fs::create_dir_all(dir.path().join("evals/baselines/evidence")).unwrap();
-    std::fs::write(dir.path().join("evals/baselines/evidence/ollama-a.tar.gz"), &archive).unwrap();
+    // The archive of the baseline's run (2026-11-20T10:00:00.000Z), found by its run id.
+    let evidence = dir.path().join("evals/baselines/evidence/ollama-a");
+    std::fs::create_dir_all(&evidence).unwrap();
+    std::fs::write(evidence.join("2026-11-20T10-00-00-000Z.tar.gz"), &archive).unwrap();
+    // What an interrupted bless may leave is never taken for it: another run's
+    // archive, a temporary file; and for `b` there is no archive of its run.
+    std::fs::write(evidence.join("2026-11-21T10-00-00-000Z.tar.gz"), b"another run").unwrap();
+    std::fs::write(evidence.join(".2026-11-20T10-00-00-000Z.tar.gz.a1b2c3.tmp"), b"half").unwrap();
+    let other = dir.path().join("evals/baselines/evidence/ollama-b");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join(".2026-11-20T10-00-00-000Z.tar.gz.x1y2z3.tmp"), b"half").unwrap();
+    std::fs::write(other.join("2026-11-19T10-00-00-000Z.tar.gz"), b"an older run").unwrap();
     let out = publish(dir.path(), &["--strict"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let page = read(dir.path(), "baselines/ollama-a.html");

@@ -167,7 +167,7 @@ fn bless_keeps_the_transcripts_as_evidence() {
 
     let out = vaultbench(&["bless", path.to_str().unwrap(), "--baselines", "baselines"], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
-    let archive = dir.path().join("baselines/evidence/ollama-m-1b.tar.gz");
+    let archive = dir.path().join(format!("baselines/evidence/ollama-m-1b/{}.tar.gz", r.run_id.file_stem()));
     assert!(stdout(&out).contains("4 transcripts"), "{}", stdout(&out));
     let entries = evidence::read(&archive).unwrap();
     let names: Vec<&str> = entries.keys().map(String::as_str).collect();
@@ -183,10 +183,19 @@ fn bless_keeps_the_transcripts_as_evidence() {
     assert!(vaultbench(&["bless", path.to_str().unwrap(), "--baselines", "baselines"], dir.path()).status.success());
     assert_eq!(std::fs::read(&archive).unwrap(), first, "the archive is reproducible");
 
-    // The same result moved away from its transcripts: blessed with a warning,
-    // and the old evidence (of another run) is gone.
+    // The same result moved away from its transcripts: this run's archive,
+    // blessed before, stays its evidence.
     std::fs::copy(&path, dir.path().join("moved.json")).unwrap();
     let out = vaultbench(&["bless", "moved.json", "--baselines", "baselines"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("kept: this run's archive from an earlier bless"), "{}", stdout(&out));
+    assert_eq!(std::fs::read(&archive).unwrap(), first);
+
+    // Another run without transcripts: blessed with a warning, and the old
+    // evidence (of another run) is gone.
+    r.run_id.0 = "2026-11-30T08:00:00.000Z".into();
+    report::write_result(&dir.path().join("other.json"), &r).unwrap();
+    let out = vaultbench(&["bless", "other.json", "--baselines", "baselines"], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("no transcript for 4 of 4 runs (alpha#1, alpha#2, beta#1, beta#2)"),
@@ -194,6 +203,7 @@ fn bless_keeps_the_transcripts_as_evidence() {
         stderr(&out)
     );
     assert!(!archive.exists());
+    assert!(!dir.path().join("baselines/evidence/ollama-m-1b").exists(), "the emptied folder goes too");
     assert!(dir.path().join("baselines/ollama-m-1b.json").is_file());
 }
 

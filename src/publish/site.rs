@@ -289,10 +289,14 @@ impl Site {
             let title = format!("{} ({})", view.row.model, view.row.provider);
             ctx.insert("page", &PageInfo { title: &title, url: &view.row.page });
             ctx.insert("baseline", view);
-            // The transcripts blessed with the baseline, offered for download.
-            let archive = evidence::archive_path(&self.options.baselines.join(&view.row.file));
+            // The transcripts blessed with the baseline, offered for download:
+            // the archive of the baseline's own run, found by its run id, so a
+            // file left by an interrupted bless is never picked up.
+            let archive = evidence::archive_path(&self.options.baselines.join(&view.row.file), &view.run_id);
             let mut link = None;
-            if let Some(meta) = std::fs::metadata(&archive).ok().filter(|m| m.is_file()) {
+            if let Some((archive, meta)) =
+                archive.and_then(|a| std::fs::symlink_metadata(&a).ok().filter(|m| m.is_file()).map(|m| (a, m)))
+            {
                 let page = view.row.page.strip_suffix(".html").unwrap_or(&view.row.page);
                 let rel = format!("{page}.evidence.tar.gz");
                 let href = rel.rsplit('/').next().unwrap_or(&rel).to_string();

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::format::result::ResultFile;
 use crate::fsio;
-use crate::report::{self, aggregate, evidence};
+use crate::report::{self, aggregate, baseline_dir, evidence};
 
 /// `<provider>-<model>.json`, with every character outside `[A-Za-z0-9._-]`
 /// replaced by `-`: model `gemma4:e4b` on ollama gives `ollama-gemma4-e4b.json`.
@@ -133,15 +133,19 @@ pub struct Blessed {
     /// Refusals overridden by `--force`.
     pub forced: Vec<Refusal>,
     pub result: ResultFile,
-    /// `<baselines>/evidence/<stem>.tar.gz`, written when any transcript was found.
+    /// `<baselines>/evidence/<stem>/<run>.tar.gz`, written when any transcript was found.
     pub evidence_path: PathBuf,
     pub evidence: evidence::Archived,
+    /// See `baseline_dir::Replaced::kept_earlier_evidence`.
+    pub kept_earlier_evidence: bool,
 }
 
-/// Copy `source` to `<baselines_dir>/<provider>-<model>.json`, atomically and
-/// byte for byte, unless it is refused.
+/// Copy `source` to `<baselines_dir>/<provider>-<model>.json`, byte for
+/// byte, with its transcripts as evidence, unless it is refused. The pair is
+/// replaced as one (see `report::baseline_dir`): a failed or killed bless
+/// leaves the previous baseline and its evidence as they were.
 pub fn bless(source: &Path, baselines_dir: &Path, force: bool) -> Result<Blessed> {
-    let bytes = std::fs::read(source).with_context(|| format!("reading {}", source.display()))?;
+    let bytes = fsio::read_input(source)?;
     let text = std::str::from_utf8(&bytes).with_context(|| format!("reading {}: not UTF-8", source.display()))?;
     let result: ResultFile =
         fsio::parse_json(text).map_err(|e| anyhow::anyhow!("reading {}: {e}", source.display()))?;
@@ -153,20 +157,17 @@ pub fn bless(source: &Path, baselines_dir: &Path, force: bool) -> Result<Blessed
         bail!("refusing to bless {}:\n{}{hint}", source.display(), list.join("\n"));
     }
     let baseline_path = baselines_dir.join(baseline_file_name(&result.provider, &result.model));
-    let replaced = if baseline_path.exists() {
-        Some(
-            fsio::read_json::<ResultFile>(&baseline_path)
-                .map(|b| b.run_id.0)
-                .unwrap_or_else(|_| "an unreadable file".to_string()),
-        )
-    } else {
-        None
-    };
-    // The evidence first: a baseline is never on disk without its transcripts.
-    let evidence_path = evidence::archive_path(&baseline_path);
-    let evidence = evidence::write(&result, source, &evidence_path)?;
-    fsio::write_atomic(&baseline_path, &bytes)?;
-    Ok(Blessed { baseline_path, replaced, forced: all, result, evidence_path, evidence })
+    let lock = baseline_dir::lock(baselines_dir, baseline_dir::LOCK_WAIT)?;
+    let done = baseline_dir::replace(&lock, &baseline_path, &bytes, &result, source)?;
+    Ok(Blessed {
+        baseline_path,
+        replaced: done.previous,
+        forced: all,
+        result,
+        evidence_path: done.evidence_path,
+        evidence: done.evidence,
+        kept_earlier_evidence: done.kept_earlier_evidence,
+    })
 }
 
 #[cfg(test)]

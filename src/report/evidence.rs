@@ -1,6 +1,11 @@
 //! A baseline's evidence: the transcripts of the runs it was blessed from,
-//! kept next to it as `<baselines>/evidence/<stem>.tar.gz` so anyone can check
-//! a published row against what the model actually answered.
+//! kept next to it as `<baselines>/evidence/<stem>/<run>.tar.gz` so anyone can
+//! check a published row against what the model actually answered.
+//!
+//! The archive is named by the run id it holds, and a reader finds it from
+//! the baseline's own `run_id` ([`archive_path`]): a baseline and an archive
+//! of another run can never be taken for a pair, whatever state a killed or
+//! failed bless left (see `report::baseline_dir`).
 //!
 //! Results and transcripts live under the git-ignored results folder; the
 //! archive is what gets committed. It is reproducible (fixed mtimes, modes and
@@ -11,13 +16,14 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow, bail};
 use flate2::Compression;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 
-use crate::format::result::{ResultFile, RunRecord};
+use crate::format::result::{ResultFile, RunId, RunRecord};
 use crate::fsio;
+use crate::limits::Limits;
 
 /// The folder holding the transcripts of the result at `source`:
 /// `evals/results/<run-id>.json` keeps them in `evals/results/<run-id>/`.
@@ -25,11 +31,32 @@ pub fn transcripts_dir(source: &Path) -> PathBuf {
     source.with_extension("")
 }
 
-/// Where the evidence of `baseline` (a `<stem>.json` in the baselines folder) lives.
-pub fn archive_path(baseline: &Path) -> PathBuf {
+/// The folder of `baseline`'s archives: `<baselines>/evidence/<stem>/`.
+pub fn archive_dir(baseline: &Path) -> PathBuf {
     let stem = baseline.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    baseline.with_file_name("evidence").join(format!("{stem}.tar.gz"))
+    baseline.with_file_name("evidence").join(stem)
 }
+
+/// The longest run id that names an archive.
+const MAX_RUN_KEY: usize = 100;
+
+/// The file stem of the archive of run `run_id`: the run id's file stem
+/// (`2026-05-24T21-42-41-910Z`), every character outside `[A-Za-z0-9_-]`
+/// made `-`. `None` for an empty or overlong id, which names no archive.
+pub fn run_key(run_id: &str) -> Option<String> {
+    let stem = RunId(run_id.to_string()).file_stem();
+    let key: String =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-') { c } else { '-' }).collect();
+    (!key.is_empty() && key.len() <= MAX_RUN_KEY).then_some(key)
+}
+
+/// Where the evidence of `baseline` (a `<stem>.json` in the baselines folder)
+/// blessed from run `run_id` lives: `<baselines>/evidence/<stem>/<run>.tar.gz`.
+pub fn archive_path(baseline: &Path, run_id: &str) -> Option<PathBuf> {
+    run_key(run_id).map(|key| archive_dir(baseline).join(format!("{key}{ARCHIVE_SUFFIX}")))
+}
+
+pub const ARCHIVE_SUFFIX: &str = ".tar.gz";
 
 /// The archive entry name of one run's transcript: its file name.
 pub fn entry_name(run: &RunRecord) -> Option<String> {
@@ -46,58 +73,82 @@ pub struct Archived {
 }
 
 /// Archive every transcript of `result` found in [`transcripts_dir`]`(source)`
-/// into `out`, atomically. With no transcript at all, no archive is written
-/// and a stale one at `out` (from an earlier baseline) is removed, so evidence
-/// never describes a different run than its baseline.
+/// into `out`, atomically, streaming each transcript (memory stays small
+/// whatever their size). A transcript must be a regular file: a symbolic link
+/// could pull a file from elsewhere into committed evidence. With no
+/// transcript at all, no archive is written.
 pub fn write(result: &ResultFile, source: &Path, out: &Path) -> Result<Archived> {
     let dir = transcripts_dir(source);
-    let mut tar = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::best()));
+    let mut found = Vec::new();
     let mut report = Archived::default();
     for task in &result.tasks {
         for (i, run) in task.runs.iter().enumerate() {
-            let found = entry_name(run).map(|name| (dir.join(&name), name)).filter(|(path, _)| path.is_file());
-            let Some((path, name)) = found else {
-                report.missing.push(format!("{}#{}", task.id, i + 1));
-                continue;
-            };
-            let bytes = std::fs::read(&path).with_context(|| format!("reading the transcript {}", path.display()))?;
+            let path = entry_name(run)
+                .map(|name| (dir.join(&name), name))
+                .filter(|(path, _)| path.symlink_metadata().is_ok_and(|m| m.is_file()));
+            match path {
+                Some(p) => found.push(p),
+                None => report.missing.push(format!("{}#{}", task.id, i + 1)),
+            }
+        }
+    }
+    report.archived = found.len();
+    if found.is_empty() {
+        return Ok(report);
+    }
+    fsio::write_atomic_with(out, |file| {
+        let mut tar = tar::Builder::new(GzEncoder::new(file, Compression::best()));
+        for (path, name) in &found {
+            let transcript =
+                std::fs::File::open(path).with_context(|| format!("reading the transcript {}", path.display()))?;
+            let size = transcript.metadata().with_context(|| format!("reading {}", path.display()))?.len();
             let mut header = tar::Header::new_gnu();
-            header.set_size(bytes.len() as u64);
+            header.set_size(size);
             header.set_mode(0o644);
             header.set_mtime(0);
             header.set_uid(0);
             header.set_gid(0);
             header.set_entry_type(tar::EntryType::Regular);
-            tar.append_data(&mut header, &name, bytes.as_slice())
+            // `take`: a transcript that grows while being read cannot overrun its header.
+            tar.append_data(&mut header, name, transcript.take(size))
                 .with_context(|| format!("archiving {}", path.display()))?;
-            report.archived += 1;
         }
-    }
-    if report.archived == 0 {
-        match std::fs::remove_file(out) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e).with_context(|| format!("removing the stale evidence {}", out.display())),
-        }
-        return Ok(report);
-    }
-    let bytes = tar.into_inner().and_then(|gz| gz.finish()).context("compressing the transcripts")?;
-    fsio::write_atomic(out, &bytes)?;
+        tar.into_inner().and_then(|gz| gz.finish()).context("compressing the transcripts")?;
+        fsio::test_pause("bless-evidence-written");
+        Ok(())
+    })?;
     Ok(report)
 }
 
-/// Every transcript in an evidence archive, by entry name.
+/// Every transcript in an evidence archive, by entry name. An archive is
+/// outside input: entries must be regular files with plain names (no
+/// folders, links or `..`), and the whole, unpacked, within
+/// [`Limits::max_input_file_bytes`], so a crafted archive cannot write
+/// anywhere or fill memory.
 pub fn read(archive: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
+    let cap = Limits::default().max_input_file_bytes;
     let file = std::fs::File::open(archive).with_context(|| format!("opening {}", archive.display()))?;
     let mut tar = tar::Archive::new(GzDecoder::new(file));
     let mut out = BTreeMap::new();
+    let mut total: u64 = 0;
     for entry in tar.entries().with_context(|| format!("reading {}", archive.display()))? {
-        let mut entry = entry.with_context(|| format!("reading {}", archive.display()))?;
+        let entry = entry.with_context(|| format!("reading {}", archive.display()))?;
         let name =
             entry.path().with_context(|| format!("reading {}", archive.display()))?.to_string_lossy().into_owned();
-        let mut bytes = Vec::new();
-        entry.read_to_end(&mut bytes).with_context(|| format!("reading {name} in {}", archive.display()))?;
-        out.insert(name, bytes);
+        let plain = !name.is_empty() && !name.contains(['/', '\\']) && name != "." && name != "..";
+        if !plain || entry.header().entry_type() != tar::EntryType::Regular {
+            bail!("{}: entry `{name}` is not a plain transcript file", archive.display());
+        }
+        let size = entry.header().size().with_context(|| format!("reading {name} in {}", archive.display()))?;
+        total = total.saturating_add(size);
+        if total > cap {
+            bail!("{}: the transcripts unpack to more than {} MiB", archive.display(), cap >> 20);
+        }
+        let mut bytes = Vec::with_capacity(size as usize);
+        entry.take(size).read_to_end(&mut bytes).with_context(|| format!("reading {name} in {}", archive.display()))?;
+        if out.insert(name.clone(), bytes).is_some() {
+            return Err(anyhow!("{}: entry `{name}` appears twice", archive.display()));
+        }
     }
     Ok(out)
 }

@@ -1,11 +1,13 @@
 //! Reporting: what happens to scored runs. Task results and the aggregate
 //! (`aggregate`), baseline comparison (`compare`), blessing (`bless`) with the
-//! transcripts kept as evidence (`evidence`),
+//! transcripts kept as evidence (`evidence`) and the baseline and its evidence
+//! replaced as one pair (`baseline_dir`),
 //! offline rescoring (`rescore`), judge calibration (`calibrate`) and the
 //! human summary (`summary`). Reads and writes result files; never builds or runs
 //! a model itself (a judge, when one is needed, is handed in).
 
 pub mod aggregate;
+pub mod baseline_dir;
 pub mod bless;
 pub mod calibrate;
 pub mod compare;
