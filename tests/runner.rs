@@ -342,6 +342,72 @@ fn kill_9_then_resume_runs_every_cell_exactly_once() {
     assert_eq!(comparable(&resumed), comparable(&clean));
 }
 
+/// Every result in `results` is whole and its own: its file is named after
+/// its run id, it has every run of `tasks` x `k`, and each transcript in its
+/// folder carries its run id.
+fn assert_distinct_whole_sweeps(results: &Path, n: usize, tasks: usize, k: u32) {
+    let files = result_files(results);
+    assert_eq!(files.len(), n, "{files:?}");
+    let mut ids = std::collections::HashSet::new();
+    for path in &files {
+        let r = report::load_result(path).unwrap();
+        assert_eq!(path.file_stem().unwrap().to_string_lossy(), r.run_id.file_stem());
+        assert!(ids.insert(r.run_id.0.clone()), "run id {} twice", r.run_id);
+        assert_eq!((r.tasks.len(), r.aggregate.total_runs), (tasks, tasks as u32 * k), "{}", path.display());
+        for run in r.tasks.iter().flat_map(|t| &t.runs) {
+            let t: Value =
+                serde_json::from_slice(&std::fs::read(results.parent().unwrap().join(&run.transcript_path)).unwrap())
+                    .unwrap();
+            assert_eq!(t["run_id"], r.run_id.0.as_str(), "{} holds another sweep's run", run.transcript_path);
+        }
+    }
+    let dirs = std::fs::read_dir(results).unwrap().filter(|e| e.as_ref().unwrap().path().is_dir()).count();
+    assert_eq!(dirs, n, "one folder per sweep");
+}
+
+/// Six sweeps into one results folder, started together, all trying the same
+/// run id first (the hidden testing aid), and six more on the real clock: each
+/// claims its own id and folder, none is lost.
+#[test]
+fn concurrent_sweeps_never_share_a_run_id_or_folder() {
+    let dir = suite(&["alpha", "beta"]);
+    for (results, extra) in [
+        ("same-start", vec!["--run-id-from", "2026-11-22T10:00:00.000Z"]),
+        ("clock", vec![]),
+    ] {
+        let mut args = vec!["--results", results, "--repeat", "2", "--jobs", "2"];
+        args.extend(extra.iter().copied());
+        let children: Vec<_> = (0..6).map(|_| spawn_sweep(dir.path(), &args)).collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        }
+        assert_distinct_whole_sweeps(&dir.path().join(results), 6, 2, 2);
+    }
+    let mut ids: Vec<String> = result_files(&dir.path().join("same-start"))
+        .iter()
+        .map(|p| report::load_result(p).unwrap().run_id.0)
+        .collect();
+    ids.sort();
+    assert_eq!(ids[0], "2026-11-22T10:00:00.000Z");
+    assert_eq!(ids[5], "2026-11-22T10:00:00.005Z", "taken ids move to the next free millisecond");
+}
+
+#[test]
+fn a_running_sweep_cannot_be_resumed_twice() {
+    let dir = suite(&["t1", "t2"]);
+    let results = dir.path().join("results");
+    let args = ["--repeat", "10", "--jobs", "1", "--cell-delay-ms", "100", "--run-id-from", "2026-11-22T10:00:00.000Z"];
+    let child = spawn_sweep(dir.path(), &args);
+    wait_for_cells(&results, 1);
+    let out = vaultbench(&run_args(&["--resume", "2026-11-22T10:00:00.000Z"]), dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stderr(&out).contains("is being run by another vaultbench process"), "{}", stderr(&out));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_distinct_whole_sweeps(&results, 1, 2, 10);
+}
+
 fn interrupt_with(signal: &str, code: i32) {
     let dir = suite(&["t1", "t2"]);
     let results = dir.path().join("results");

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 
 use super::progress::Console;
 use super::shard::{self, Shard};
-use super::store::{Manifest, Store};
+use super::store::{Manifest, Store, SweepLock};
 use super::{Interrupt, Sweep, check, comparison, judge, signal};
 use crate::format::result::{ResultFile, RunId};
 use crate::format::task::Task;
@@ -76,6 +76,10 @@ pub struct RunArgs {
     /// Testing aid: wait this long at the start of every run.
     #[arg(long, value_name = "MS", hide = true, default_value_t = 0)]
     pub cell_delay_ms: u64,
+    /// Testing aid: the first run id to try instead of the clock's time, so
+    /// that sweeps started together collide on it.
+    #[arg(long, value_name = "ISO", hide = true)]
+    pub run_id_from: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// How a command ended, for the exit code.
@@ -101,10 +105,6 @@ pub fn git_sha() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-fn now_run_id() -> RunId {
-    RunId(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
-}
-
 fn load_suite(root: &Path) -> Result<Suite> {
     Suite::load(root).map_err(|e| anyhow::anyhow!("{e}"))
 }
@@ -117,6 +117,8 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 struct Planned {
     sweep: Arc<Sweep>,
     jobs: usize,
+    /// This process's hold on the sweep's folder, until it ends.
+    _lock: SweepLock,
 }
 
 /// `vaultbench run`.
@@ -264,16 +266,9 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
     let jobs = args.jobs.map_or_else(|| provider::default_jobs(&provider_name), usize::from);
     let mut planned = Vec::new();
     for (mut manifest, tasks, source, pricing) in plans {
-        // A fresh id per sweep; never reuse the folder of another sweep.
-        let store = loop {
-            let id = now_run_id();
-            let store = Store::new(&args.results, &id);
-            if !store.dir().exists() && !store.result_path().exists() {
-                manifest.run_id = id;
-                break store;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        };
+        // A fresh id per sweep, claimed so that no other sweep shares its folder.
+        let (store, run_id, lock) = Store::claim_new(&args.results, args.run_id_from.unwrap_or_else(chrono::Utc::now))?;
+        manifest.run_id = run_id;
         store.write_manifest(&manifest)?;
         planned.push(Planned {
             sweep: Arc::new(Sweep {
@@ -289,6 +284,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
                 cell_delay: Duration::from_millis(args.cell_delay_ms),
             }),
             jobs,
+            _lock: lock,
         });
     }
     Ok(planned)
@@ -296,6 +292,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
 
 fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write) -> Result<Planned> {
     let (store, manifest) = Store::find(&args.results, run_id)?;
+    let lock = store.lock()?;
     let conflicts = [
         ("--provider", args.provider.as_deref(), Some(manifest.provider.as_str())),
         ("--model", args.model.as_deref(), Some(manifest.model.as_str())),
@@ -379,6 +376,7 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write) -> Result<Plan
             cell_delay: Duration::from_millis(args.cell_delay_ms),
         }),
         jobs,
+        _lock: lock,
     })
 }
 

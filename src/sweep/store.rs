@@ -3,11 +3,20 @@
 //! (`cells/<task>-<n>.json`, written atomically the moment the cell ends, so
 //! even `kill -9` loses at most the cells in flight), and the transcripts
 //! (`<task>-<n>.json`). The result file itself is `<results>/<stem>.json`.
+//!
+//! A sweep's folder is claimed exclusively: a new sweep creates it with one
+//! `mkdir` that fails if it exists (so two sweeps started in the same
+//! millisecond get different run ids, see [`Store::claim_new`]), and the
+//! process running a sweep holds a lock on it (so a sweep cannot be resumed
+//! twice at once).
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
+
+use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::format::result::{RunId, RunRecord};
 use crate::{fsio, jsnum};
@@ -36,6 +45,12 @@ pub struct Manifest {
     pub tasks: Vec<String>,
 }
 
+/// A sweep's folder held by this process; released when dropped.
+#[derive(Debug)]
+pub struct SweepLock {
+    _dir: File,
+}
+
 /// The folders and files of one sweep.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -46,6 +61,52 @@ pub struct Store {
 impl Store {
     pub fn new(results_dir: &Path, run_id: &RunId) -> Store {
         Store { results_dir: results_dir.to_path_buf(), stem: run_id.file_stem() }
+    }
+
+    /// Claim a fresh sweep in `results_dir`: the run id of `start` (to the
+    /// millisecond), or if another sweep has that id there (its folder or
+    /// result exists), the next free millisecond. The claim is the creation
+    /// of the sweep's folder, which fails for all but one of the processes
+    /// that try the same id at once. Returns the store, its run id and the
+    /// held [`SweepLock`].
+    pub fn claim_new(results_dir: &Path, start: DateTime<Utc>) -> Result<(Store, RunId, SweepLock)> {
+        std::fs::create_dir_all(results_dir)
+            .with_context(|| format!("creating the results folder {}", results_dir.display()))?;
+        let mut at = start;
+        // Bounded: a folder that refuses every id is an error, not a hang.
+        for _ in 0..10_000 {
+            let run_id = RunId(at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string());
+            let store = Store::new(results_dir, &run_id);
+            at += TimeDelta::milliseconds(1);
+            match std::fs::create_dir(store.dir()) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e).with_context(|| format!("creating {}", store.dir().display())),
+            }
+            // A result kept without its folder still owns the id.
+            if store.result_path().exists() {
+                let _ = std::fs::remove_dir(store.dir());
+                continue;
+            }
+            let lock = store.lock()?;
+            return Ok((store, run_id, lock));
+        }
+        bail!("no free run id in {} after 10000 tries", results_dir.display())
+    }
+
+    /// Hold this sweep's folder for as long as the lock lives (the process
+    /// dies with it): a second process running the same sweep is refused.
+    pub fn lock(&self) -> Result<SweepLock> {
+        let dir = self.dir();
+        let file = File::open(&dir).with_context(|| format!("opening {}", dir.display()))?;
+        match file.try_lock() {
+            Ok(()) => Ok(SweepLock { _dir: file }),
+            Err(std::fs::TryLockError::WouldBlock) => bail!(
+                "the sweep in {} is being run by another vaultbench process; wait for it to end (or stop it) before resuming",
+                dir.display()
+            ),
+            Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("locking {}", dir.display())),
+        }
     }
 
     /// The store of `RUN_ID` (an id like `2026-11-22T10:00:00.000Z` or its file stem).
@@ -130,6 +191,48 @@ mod tests {
         assert_eq!(s.result_path(), Path::new("evals/results/2026-11-22T10-00-00-000Z.json"));
         assert_eq!(s.transcript_path("t", 2), Path::new("evals/results/2026-11-22T10-00-00-000Z/t-2.json"));
         assert_eq!(s.recorded_transcript_path("t", 2), "results/2026-11-22T10-00-00-000Z/t-2.json");
+    }
+
+    #[test]
+    fn a_taken_run_id_moves_to_the_next_free_millisecond() {
+        let dir = tempfile::tempdir().unwrap();
+        let start: DateTime<Utc> = "2026-11-22T10:00:00.998Z".parse().unwrap();
+        let (a, id_a, _lock_a) = Store::claim_new(dir.path(), start).unwrap();
+        assert_eq!(id_a.0, "2026-11-22T10:00:00.998Z");
+        // A result without its folder (moved, or the folder removed) keeps its id too.
+        std::fs::write(dir.path().join("2026-11-22T10-00-00-999Z.json"), "{}").unwrap();
+        let (b, id_b, _lock_b) = Store::claim_new(dir.path(), start).unwrap();
+        assert_eq!(id_b.0, "2026-11-22T10:00:01.000Z");
+        assert_ne!(a.dir(), b.dir());
+        assert!(!dir.path().join("2026-11-22T10-00-00-999Z").exists());
+        // A held sweep cannot be locked again.
+        let err = a.lock().unwrap_err().to_string();
+        assert!(err.contains("another vaultbench process"), "{err}");
+    }
+
+    /// Many claimants released together, many times: every one gets its own
+    /// id and folder (a check-then-create claim fails this within a few rounds).
+    #[test]
+    fn simultaneous_claims_of_one_id_all_differ() {
+        let start: DateTime<Utc> = "2026-11-22T10:00:00.000Z".parse().unwrap();
+        for _ in 0..60 {
+            let dir = tempfile::tempdir().unwrap();
+            let barrier = std::sync::Barrier::new(6);
+            let ids: Vec<String> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..6)
+                    .map(|_| {
+                        s.spawn(|| {
+                            barrier.wait();
+                            let (_, id, lock) = Store::claim_new(dir.path(), start).unwrap();
+                            (id.0, lock)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap().0).collect()
+            });
+            let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+            assert_eq!(distinct.len(), 6, "{ids:?}");
+        }
     }
 
     #[test]
