@@ -295,3 +295,145 @@ fn the_upstream_docs_corpus_builds_and_unknown_constructs_pass_through() {
     let index = read(dir.path(), "index.html");
     assert!(!index.contains("layout: home"), "frontmatter is not rendered");
 }
+
+/// HTML attribute text with its character references decoded (Tera writes
+/// `/` as `&#x2F;`).
+fn unescape_attr(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let end = tail.find(';').unwrap_or(0);
+        let entity = &tail[1..end.max(1)];
+        let decoded = match entity {
+            "amp" => Some('&'),
+            "quot" => Some('"'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "apos" => Some('\''),
+            e if e.starts_with("#x") || e.starts_with("#X") => u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32),
+            e if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
+            _ => None,
+        };
+        match decoded {
+            Some(c) if end > 0 => {
+                out.push(c);
+                rest = &tail[end + 1..];
+            }
+            _ => {
+                out.push('&');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every `href` and `src` value in `html`.
+fn urls(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for attr in [" href=\"", " src=\""] {
+        let mut rest = html;
+        while let Some(i) = rest.find(attr) {
+            let value = &rest[i + attr.len()..];
+            let end = value.find('"').unwrap();
+            out.push(unescape_attr(&value[..end]));
+            rest = &value[end..];
+        }
+    }
+    out
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() && u8::from_str_radix(&s[i + 1..i + 3], 16).is_ok() {
+            out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap());
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// Hostile baseline file names, model ids and docs page names: every URL on
+/// every generated page is either a web or mail address or a relative path
+/// (no `javascript:` or other scheme can appear) that leads to a file the
+/// site has.
+#[test]
+fn every_generated_url_is_safe_and_leads_somewhere_whatever_the_names() {
+    let dir = project();
+    let docs = dir.path().join("docs");
+    copy_dir(&repo_docs(), &docs);
+    std::fs::write(docs.join("javascript:alert(1).md"), "# Evil page\n\nBack [home](index.md).\n").unwrap();
+    std::fs::create_dir_all(docs.join("we\"ird <dir>")).unwrap();
+    std::fs::write(docs.join("we\"ird <dir>/a b#c?d%.md"), "# Odd\n\n[Evil](../javascript:alert(1).md)\n").unwrap();
+    std::fs::write(
+        docs.join("links.md"),
+        "# Links\n\n[evil](./javascript:alert(1).md) [odd](<we\"ird <dir>/a b#c?d%.md>) [abs](/javascript:alert(1).md)\n",
+    )
+    .unwrap();
+    let names = [
+        ("javascript:alert(1)", "javascript:alert(2)", "ollama"),
+        ("a b\"<x>#?%", "m\"><script>alert(3)</script>", "\"><img src=x onerror=alert(4)>"),
+        ("data:text", "data:text/html,<b>x</b>", "openai"),
+        ("évil", "//evil.example/x", "gemini"),
+    ];
+    let baselines = dir.path().join("evals/baselines");
+    for (i, (file, model, provider)) in names.iter().enumerate() {
+        let mut r = sample_result(provider, model, &[("t", &[i % 2 == 0])]);
+        r.git_sha = format!("javascript:alert({i})");
+        write_result(&baselines.join(format!("{file}.json")), &r);
+        let archive = vaultbench::report::evidence::archive_path(&baselines.join(format!("{file}.json")), &r.run_id.0)
+            .unwrap();
+        std::fs::create_dir_all(archive.parent().unwrap()).unwrap();
+        std::fs::write(&archive, b"archive bytes").unwrap();
+    }
+    let out = vaultbench(&["publish", "--docs", "docs", "--out", "site", "--strict"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let site = dir.path().join("site");
+    let mut checked = 0;
+    for entry in walkdir::WalkDir::new(&site) {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_none_or(|e| e != "html") {
+            continue;
+        }
+        let page = entry.path();
+        let html = std::fs::read_to_string(page).unwrap();
+        for url in urls(&html) {
+            let at = format!("{}: {url:?}", page.strip_prefix(&site).unwrap().display());
+            let before_path_end = url.split(['/', '?', '#']).next().unwrap();
+            if before_path_end.contains(':') {
+                let scheme = before_path_end.split(':').next().unwrap().to_ascii_lowercase();
+                assert!(["http", "https", "mailto"].contains(&scheme.as_str()), "{at}: a {scheme}: URL");
+                continue;
+            }
+            assert!(!url.starts_with("//"), "{at}: a URL to another host");
+            let path = url.split(['#', '?']).next().unwrap();
+            if path.is_empty() {
+                continue; // `#anchor` on the same page
+            }
+            let target = if let Some(abs) = path.strip_prefix('/') {
+                site.join(percent_decode(abs))
+            } else {
+                page.parent().unwrap().join(percent_decode(path))
+            };
+            let target = if path.ends_with('/') { target.join("index.html") } else { target };
+            assert!(target.is_file(), "{at} leads to nothing ({})", target.display());
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} URLs checked");
+    let page = read(dir.path(), "baselines/javascript:alert(1).html");
+    assert!(page.contains("href=\"javascript%3Aalert%281%29.evidence.tar.gz\""), "{page}");
+    let results = read(dir.path(), "results.html");
+    assert!(results.contains("href=\"/baselines/a%20b%22%3Cx%3E%23%3F%25.html\""), "{results}");
+    assert!(!results.contains("href=\"javascript"), "{results}");
+}

@@ -6,10 +6,34 @@
 //!
 //! External links (`https:`, `mailto:`, `//host`) are left alone. Anchors are
 //! checked once every page is rendered (`Resolved::anchor`).
+//!
+//! Every URL the site generates from a name it does not control (a baseline's
+//! file name, a docs page's path) is built by [`href`], and nowhere else.
 
 use std::collections::HashSet;
 
-use percent_encoding::percent_decode_str;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
+/// What [`href`] percent-encodes: everything but the unreserved characters
+/// of RFC 3986 (letters, digits, `-`, `.`, `_`, `~`).
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// The URL of the output path `rel` (`/`-separated, relative to the site root
+/// or to a page's folder), safe whatever the names in it: each segment is
+/// percent-encoded, so no `:` can make a scheme (`javascript:`), no `?`, `#`
+/// or `%` changes the meaning, and no quote, space or angle bracket breaks
+/// out of an attribute; empty and `.` segments are dropped, so the result
+/// never starts with `/` or `//`. It is always a relative path. (`..`
+/// segments, which only generated relative links contain, are kept: no file
+/// or folder name is `..`.)
+pub fn href(rel: &str) -> String {
+    let segments: Vec<String> = rel
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .map(|s| utf8_percent_encode(s, SEGMENT).to_string())
+        .collect();
+    if segments.is_empty() { "./".to_string() } else { segments.join("/") }
+}
 
 /// What exists on the site, for resolving links.
 #[derive(Debug, Default)]
@@ -73,7 +97,8 @@ pub fn resolve(from: &str, dest: &str, index: &SiteIndex) -> Result<Resolved, St
     if let Some(page) = candidates.iter().find(|c| index.pages.contains(*c)) {
         let html = format!("{}.html", page.strip_suffix(".md").expect("candidates end in .md"));
         // Relative links stay relative to the page; absolute ones get the base path.
-        let target = if absolute { format!("{}{html}", index.base_path) } else { relative_from(from, &html) };
+        let target =
+            if absolute { format!("{}{}", index.base_path, href(&html)) } else { href(&relative_from(from, &html)) };
         let mut rewritten = target;
         if let Some(q) = query {
             rewritten = format!("{rewritten}?{q}");
@@ -168,6 +193,36 @@ mod tests {
         assert_eq!(rewritten("evals.md", "/guide/setup"), "/sub/guide/setup.html");
         assert_eq!(rewritten("evals.md", "/sub/guide/"), "/sub/guide/index.html");
         assert_eq!(rewritten("evals.md", "guide"), "guide/index.html");
+    }
+
+    #[test]
+    fn hrefs_are_relative_and_encoded_whatever_the_name() {
+        assert_eq!(href("baselines/ollama-gemma4-e4b.html"), "baselines/ollama-gemma4-e4b.html");
+        assert_eq!(href("javascript:alert(1).evidence.tar.gz"), "javascript%3Aalert%281%29.evidence.tar.gz");
+        assert_eq!(href("baselines/a b\"<x>?#%.html"), "baselines/a%20b%22%3Cx%3E%3F%23%25.html");
+        assert_eq!(href("/evil//./x.html"), "evil/x.html");
+        assert_eq!(href("//host/x"), "host/x");
+        assert_eq!(href("../guide/é.html"), "../guide/%C3%A9.html");
+        assert_eq!(href(""), "./");
+        for name in ["javascript:x", "data:text/html,x", "vbscript:x", "JaVaScRiPt:x", "\u{0}:x", " javascript:x"] {
+            let h = href(name);
+            assert!(!h.contains(':') && !h.starts_with('/'), "{name} -> {h}");
+        }
+    }
+
+    #[test]
+    fn rewritten_links_to_hostile_page_names_are_encoded() {
+        let index = SiteIndex {
+            pages: ["index.md", "javascript:alert(1).md", "g/a b#c.md"].map(String::from).into(),
+            outputs: HashSet::new(),
+            base_path: "/".into(),
+        };
+        let r = resolve("index.md", "./javascript:alert(1).md", &index).unwrap();
+        assert_eq!(r.rewritten.as_deref(), Some("javascript%3Aalert%281%29.html"));
+        let r = resolve("index.md", "g/a%20b%23c.md#top", &index).unwrap();
+        assert_eq!(r.rewritten.as_deref(), Some("g/a%20b%23c.html#top"));
+        let r = resolve("g/x.md", "/javascript:alert(1).md", &index).unwrap();
+        assert_eq!(r.rewritten.as_deref(), Some("/javascript%3Aalert%281%29.html"));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use super::baselines::{AggregateHeadline, Baseline, Headline};
 use super::config::SiteConfig;
+use super::links;
 use crate::format::task::{Matcher, Task};
 use crate::jsnum;
 
@@ -109,8 +110,11 @@ pub struct Row {
     pub tiers: Vec<String>,
     pub date: String,
     pub commit: Option<Commit>,
-    /// The baseline's own page, from the site root (`baselines/x.html`).
+    /// The baseline's own page, from the site root (`baselines/x.html`): an
+    /// output path. Templates link with `href`.
     pub page: String,
+    /// `page` as a URL relative to the site root (`links::href`).
+    pub href: String,
     /// The baseline's file name.
     pub file: String,
     /// Set when the baseline's tasks are not the current suite's.
@@ -198,6 +202,7 @@ fn commit(sha: Option<&str>, config: &SiteConfig) -> Option<Commit> {
 
 fn row(b: &Baseline, suite_ids: Option<&BTreeSet<&str>>, config: &SiteConfig) -> Row {
     let h = &b.headline;
+    let page = format!("baselines/{}.html", b.stem);
     let a = &h.aggregate;
     let suite_diff = suite_ids.and_then(|suite| {
         let own: BTreeSet<&str> = h.tasks.iter().filter_map(|t| t.id.as_deref()).collect();
@@ -220,7 +225,8 @@ fn row(b: &Baseline, suite_ids: Option<&BTreeSet<&str>>, config: &SiteConfig) ->
             .filter(|r| !r.is_empty())
             .map_or_else(|| MISSING.into(), |r| r.chars().take(10).collect()),
         commit: commit(h.git_sha.as_deref(), config),
-        page: format!("baselines/{}.html", b.stem),
+        page: page.clone(),
+        href: links::href(&page),
         file: b.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         suite_diff,
     }
@@ -365,7 +371,8 @@ pub struct Matrix {
 pub struct Column {
     pub model: String,
     pub provider: String,
-    pub page: String,
+    /// The baseline's page, as a URL relative to the site root.
+    pub href: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -388,7 +395,7 @@ pub struct MatrixRow {
 fn matrix(sorted: &[&Baseline], rows: &[Row], suite: &SuiteView) -> Matrix {
     let columns = rows
         .iter()
-        .map(|r| Column { model: r.model.clone(), provider: r.provider.clone(), page: r.page.clone() })
+        .map(|r| Column { model: r.model.clone(), provider: r.provider.clone(), href: r.href.clone() })
         .collect();
     let mut tiers: BTreeMap<String, String> = BTreeMap::new();
     let in_suite: BTreeSet<&str> = suite.tasks.iter().map(|t| t.id.as_str()).collect();

@@ -104,7 +104,16 @@ struct NavSection {
 #[derive(Serialize)]
 struct NavItem {
     title: String,
+    /// The output path, compared with `page.url` to mark the current page.
     url: String,
+    /// `url` as a URL relative to the site root.
+    href: String,
+}
+
+impl NavItem {
+    fn new(title: String, url: String) -> NavItem {
+        NavItem { href: links::href(&url), title, url }
+    }
 }
 
 /// A baseline page's download of its evidence archive.
@@ -299,7 +308,7 @@ impl Site {
             {
                 let page = view.row.page.strip_suffix(".html").unwrap_or(&view.row.page);
                 let rel = format!("{page}.evidence.tar.gz");
-                let href = rel.rsplit('/').next().unwrap_or(&rel).to_string();
+                let href = links::href(rel.rsplit('/').next().unwrap_or(&rel));
                 link = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
                 files.push(OutFile { rel, data: OutData::Copy(archive) });
             }
@@ -455,14 +464,14 @@ fn navigation(rendered: &[(&Page, String, String)], site_title: &str) -> Vec<Nav
         .filter(|(_, items)| !items.is_empty())
         .map(|(title, items)| NavSection {
             title,
-            items: items.into_iter().map(|(p, t)| NavItem { title: t.clone(), url: p.out.clone() }).collect(),
+            items: items.into_iter().map(|(p, t)| NavItem::new(t.clone(), p.out.clone())).collect(),
         })
         .collect();
     nav.push(NavSection {
         title: "Results".into(),
         items: [(RESULTS_PAGE, "Results"), (MATRIX_PAGE, "Task matrix"), (CATALOG_PAGE, "Task catalog")]
             .into_iter()
-            .map(|(url, title)| NavItem { title: title.into(), url: url.into() })
+            .map(|(url, title)| NavItem::new(title.into(), url.into()))
             .collect(),
     });
     nav
