@@ -85,12 +85,12 @@ fn regex_that_does_not_compile_with_its_flags() {
 #[test]
 fn missing_fixtures_are_named() {
     let err = errors_for("x", &GOOD.replace("\"world\"", "\"nowhere\"").replace("\"good\"", "\"x\""));
-    assert!(err.contains("fixture folder `nowhere` not found"), "{err}");
+    assert!(err.contains("fixture folder: `nowhere` not found"), "{err}");
     let err = errors_for(
         "y",
         &GOOD.replace("\"fixture\": \"notes.md\"", "\"fixture\": \"gone.md\"").replace("\"good\"", "\"y\""),
     );
-    assert!(err.contains("fixture file `gone.md` not found"), "{err}");
+    assert!(err.contains("fixture file: `gone.md` not found"), "{err}");
 }
 
 #[test]
@@ -124,4 +124,56 @@ fn every_error_is_reported_at_once() {
         err.contains("tasks/a.json") && err.contains("tasks/b.json") && err.ends_with("2 errors in the suite"),
         "{err}"
     );
+}
+
+/// Fixtures are plain files under fixtures/: a `setup[].from`, a fixture
+/// folder or a `fileUnchanged` original that is a symbolic link, passes
+/// through one or climbs out is refused like a link inside a fixture folder.
+#[cfg(unix)]
+#[test]
+fn fixture_paths_through_links_or_out_of_fixtures_are_refused() {
+    use std::os::unix::fs::symlink;
+    let setup = |from: &str| {
+        GOOD.replace("\"good\"", "\"s\"")
+            .replace("\"fixture\": \"world\",", &format!("\"fixture\": \"world\", \"setup\": [{{\"path\": \"x.md\", \"from\": \"{from}\"}}],"))
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    write(&outside, "secret.md", "secret\n");
+    let fixtures = dir.path().join("suite/fixtures");
+    write(&fixtures, "world/notes.md", "apple\n");
+    write(&fixtures, "plain/a.md", "a\n");
+    symlink(outside.join("secret.md"), fixtures.join("link.md")).unwrap();
+    symlink(&outside, fixtures.join("out")).unwrap();
+    symlink(fixtures.join("plain"), fixtures.join("alias")).unwrap();
+    let check = |task: &str| -> String {
+        let _ = std::fs::remove_dir_all(dir.path().join("suite/tasks"));
+        write(&dir.path().join("suite"), "tasks/s.json", task);
+        Suite::load(&dir.path().join("suite")).map(|_| String::new()).unwrap_or_else(|e| e.to_string())
+    };
+    assert_eq!(check(&setup("plain/a.md")), "", "a plain setup source loads");
+    for from in ["link.md", "out/secret.md", "alias/a.md"] {
+        let err = check(&setup(from));
+        assert!(err.contains("setup source:") && err.contains("is a symbolic link"), "{from}: {err}");
+        assert!(err.contains("setup[0].from"), "{err}");
+    }
+    let err = check(&setup("../outside/secret.md"));
+    assert!(err.contains("leaves the fixtures folder"), "{err}");
+    // A fixture folder that is a link, or holds one.
+    let err = check(&GOOD.replace("\"good\"", "\"s\"").replace("\"world\"", "\"alias\"").replace("notes.md", "a.md"));
+    assert!(err.contains("fixture folder:") && err.contains("is a symbolic link"), "{err}");
+    symlink(outside.join("secret.md"), fixtures.join("world/leak.md")).unwrap();
+    let err = check(&GOOD.replace("\"good\"", "\"s\""));
+    assert!(err.contains("world/leak.md is not a plain file or folder"), "{err}");
+}
+
+#[test]
+fn text_after_the_task_is_an_error_and_a_byte_order_mark_is_not() {
+    let err = errors_for("g", &(GOOD.replace("\"good\"", "\"g\"") + "\ngarbage}"));
+    assert!(err.contains("tasks/g.json:12:1") && err.contains("more text after the JSON value"), "{err}");
+    let err = errors_for("h", &(GOOD.replace("\"good\"", "\"h\"") + GOOD));
+    assert!(err.contains("tasks/h.json:11:2") && err.contains("more text after the JSON value"), "{err}");
+    let (_dir, loaded) = suite_with(&[("tasks/bom.json", &format!("\u{feff}{}", GOOD.replace("\"good\"", "\"bom\"")))]);
+    let suite = loaded.unwrap();
+    assert_eq!(suite.tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["bom", "good"]);
 }

@@ -6,6 +6,7 @@
 //! runner.
 
 pub mod diagnostics;
+pub mod fixtures;
 mod validate;
 
 use std::collections::HashMap;

@@ -9,6 +9,7 @@ use crate::format::task::{Matcher, Task, VaultAssertion};
 use crate::score::jsregex::JsRegex;
 
 use super::TOOL_NAMES;
+use super::fixtures::{self, Kind};
 use super::diagnostics::{Diagnostic, did_you_mean};
 
 /// Where `needle` (as it appears JSON-encoded) first occurs in `text`, 1-based.
@@ -126,14 +127,19 @@ pub(super) fn task(root: &Path, file: &Path, text: &str, task: &Task, out: &mut 
     // Fixtures and the files seeded from them.
     let fixtures = root.join("fixtures");
     let fixture_dir = task.fixture.as_ref().map(|f| fixtures.join(f));
-    if let (Some(name), Some(dir)) = (&task.fixture, &fixture_dir)
-        && (!is_vault_relative(name) || !dir.is_dir())
-    {
-        out.push(
-            err(format!("fixture folder `{name}` not found at {}", dir.display()), "create it or fix the name")
-                .field("fixture")
-                .at(locate(text, name)),
-        );
+    if let Some(name) = &task.fixture {
+        let problem = match fixtures::resolve(&fixtures, name, Kind::Folder) {
+            Err(why) => Some(why),
+            Ok(dir) => fixtures::first_special(&dir)
+                .map(|p| format!("{} is not a plain file or folder (a symbolic link?)", p.display())),
+        };
+        if let Some(why) = problem {
+            out.push(
+                err(format!("fixture folder: {why}"), "name a folder of plain files under fixtures/")
+                    .field("fixture")
+                    .at(locate(text, name)),
+            );
+        }
     }
     for (i, s) in task.setup.iter().enumerate() {
         if !is_vault_relative(&s.path) {
@@ -145,12 +151,11 @@ pub(super) fn task(root: &Path, file: &Path, text: &str, task: &Task, out: &mut 
                 .field(format!("setup[{i}].path")),
             );
         }
-        let source = fixtures.join(&s.from);
-        if !is_vault_relative(&s.from) || !source.is_file() {
+        if let Err(why) = fixtures::resolve(&fixtures, &s.from, Kind::File) {
             out.push(
                 err(
-                    format!("setup source `{}` not found at {}", s.from, source.display()),
-                    "paths in `from` are relative to fixtures/",
+                    format!("setup source: {why}"),
+                    "`from` names a plain file under fixtures/, without `..` or symbolic links",
                 )
                 .field(format!("setup[{i}].from"))
                 .at(locate(text, &s.from)),
@@ -205,15 +210,15 @@ pub(super) fn task(root: &Path, file: &Path, text: &str, task: &Task, out: &mut 
                 None => out.push(
                     err("fileUnchanged needs the task to have a `fixture` folder".into(), "set `fixture`").field(field),
                 ),
-                Some(dir) if !is_vault_relative(fixture) || !dir.join(fixture).is_file() => out.push(
-                    err(
-                        format!("fixture file `{fixture}` not found at {}", dir.join(fixture).display()),
-                        "name a file inside the task's fixture folder",
-                    )
-                    .field(format!("{field}.fixture"))
-                    .at(locate(text, fixture)),
-                ),
-                Some(_) => {}
+                Some(dir) => {
+                    if let Err(why) = fixtures::resolve(dir, fixture, Kind::File) {
+                        out.push(
+                            err(format!("fixture file: {why}"), "name a file inside the task's fixture folder")
+                                .field(format!("{field}.fixture"))
+                                .at(locate(text, fixture)),
+                        );
+                    }
+                }
             },
             _ => {}
         }

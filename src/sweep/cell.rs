@@ -15,6 +15,7 @@ use crate::format::task::{Task, VaultAssertion};
 use crate::pricing::Pricing;
 use crate::provider::Model;
 use crate::score::{self, Judge, RunEnd, RunEvidence, VaultState};
+use crate::suite::fixtures::{self, Kind};
 use crate::vault::{Toolbox, Vault};
 
 /// What every cell of a sweep shares.
@@ -178,7 +179,10 @@ fn prepare(suite_root: &Path, task: &Task, keep: Option<PathBuf>) -> Result<Vaul
     let fixtures = suite_root.join("fixtures");
     let scratch = dir.path().join("eval-scratch");
     match &task.fixture {
-        Some(name) => copy_tree(&fixtures.join(name), &scratch)?,
+        Some(name) => copy_tree(
+            &fixtures::resolve(&fixtures, name, Kind::Folder).map_err(|why| format!("fixture folder: {why}"))?,
+            &scratch,
+        )?,
         None => fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?,
     }
     for s in &task.setup {
@@ -186,7 +190,7 @@ fn prepare(suite_root: &Path, task: &Task, keep: Option<PathBuf>) -> Result<Vaul
         if let Some(parent) = to.parent() {
             fs::create_dir_all(parent).map_err(|e| format!("creating {}: {e}", parent.display()))?;
         }
-        let from = fixtures.join(&s.from);
+        let from = fixtures::resolve(&fixtures, &s.from, Kind::File).map_err(|why| format!("setup source: {why}"))?;
         fs::copy(&from, &to).map_err(|e| format!("copying setup file {} to {}: {e}", from.display(), s.path))?;
     }
     Ok(dir)
@@ -226,7 +230,8 @@ fn snapshot(vault: &Vault, suite_root: &Path, task: &Task) -> VaultState {
             state.files.insert(rel.to_string(), bytes);
         }
         if let (VaultAssertion::FileUnchanged { fixture, .. }, Some(dir)) = (a, &task.fixture)
-            && let Ok(bytes) = fs::read(suite_root.join("fixtures").join(dir).join(fixture))
+            && let Ok(original) = fixtures::resolve(&suite_root.join("fixtures").join(dir), fixture, Kind::File)
+            && let Ok(bytes) = fs::read(original)
         {
             state.fixtures.insert(fixture.clone(), bytes);
         }
