@@ -124,6 +124,18 @@ pub fn cost(pricing: &Pricing, calls: &[Usage]) -> f64 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_table_may_start_with_a_byte_order_mark_and_never_nests_without_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pricing.toml");
+        let text = "read_on = \"2026-11-01\"\nsource = \"s\"\n[models.\"m\"]\ninput = 1.0\ncached_input = 0.5\noutput = 2.0\n";
+        std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
+        assert_eq!(PriceTable::load(&path).unwrap().get("m").unwrap().output, 2.0);
+        std::fs::write(&path, format!("{text}x = {}{}", "[".repeat(100_000), "]".repeat(100_000))).unwrap();
+        let err = PriceTable::load(&path).unwrap_err().to_string();
+        assert!(err.contains("pricing.toml"), "{err}");
+    }
+
     fn table() -> PriceTable {
         toml::from_str(
             "read_on = \"2026-11-22\"\nsource = \"https://example.test/pricing\"\n\

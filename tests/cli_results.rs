@@ -164,3 +164,71 @@ fn unreadable_input_is_a_clear_error() {
     let out = vaultbench(&["report"], dir.path());
     assert_eq!(out.status.code(), Some(2), "usage errors exit 2");
 }
+
+/// A result, baseline or calibration set with text after its JSON value is
+/// refused naming the file and position (bless copies nothing); one that
+/// starts with a byte order mark is read like any other.
+#[test]
+fn json_inputs_refuse_trailing_text_and_accept_a_byte_order_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = sample_result("ollama", "m1", &[("alpha", &[true, true])]);
+    write_result(&dir.path().join("clean.json"), &r);
+    let clean = std::fs::read(dir.path().join("clean.json")).unwrap();
+    let mut garbage = clean.clone();
+    garbage.extend_from_slice(b"\n<<<<<<< HEAD\n");
+    std::fs::write(dir.path().join("garbage.json"), &garbage).unwrap();
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend_from_slice(&clean);
+    std::fs::write(dir.path().join("bom.json"), &bom).unwrap();
+    let lines = clean.iter().filter(|&&b| b == b'\n').count() + 2;
+
+    for args in [
+        vec!["report", "garbage.json"],
+        vec!["bless", "garbage.json"],
+        vec!["compare", "garbage.json", "clean.json"],
+        vec!["compare", "clean.json", "garbage.json"],
+        vec!["rescore", "garbage.json"],
+    ] {
+        let out = vaultbench(&args, dir.path());
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("garbage.json") && err.contains(&format!("line {lines} column 1")),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("more text after the JSON value"), "{args:?}: {err}");
+    }
+    assert!(!dir.path().join("evals/baselines/ollama-m1.json").exists(), "nothing was blessed");
+
+    for args in [vec!["report", "bom.json"], vec!["compare", "bom.json", "clean.json"], vec!["bless", "bom.json"]] {
+        let out = vaultbench(&args, dir.path());
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(dir.path().join("evals/baselines/ollama-m1.json")).unwrap(), bom, "byte for byte");
+
+    let set = r#"{"version": 1, "generated_at": "", "source": {}, "tuples": []}"#;
+    std::fs::write(dir.path().join("gold.json"), format!("\u{feff}{set}")).unwrap();
+    let out = vaultbench(&["calibrate", "report", "gold.json"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::write(dir.path().join("gold.json"), format!("{set}{set}")).unwrap();
+    let out = vaultbench(&["calibrate", "report", "gold.json"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("gold.json: line 1 column"), "{}", stderr(&out));
+}
+
+/// A FIFO would block a reader for ever and /dev/zero never ends: both are
+/// refused at once, naming the file.
+#[cfg(unix)]
+#[test]
+fn special_files_are_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(dir.path().join("fifo.json")).status().unwrap().success());
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.json")).unwrap();
+    for (file, kind) in [("fifo.json", "a FIFO"), ("zero.json", "a device")] {
+        for cmd in ["report", "bless"] {
+            let out = vaultbench(&[cmd, file], dir.path());
+            assert_eq!(out.status.code(), Some(1));
+            assert!(stderr(&out).contains(file) && stderr(&out).contains(kind), "{}", stderr(&out));
+        }
+    }
+}

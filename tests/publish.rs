@@ -154,6 +154,35 @@ fn a_baseline_with_evidence_offers_its_transcripts_for_download() {
     assert!(!dir.path().join("site/baselines/ollama-b.evidence.tar.gz").exists());
 }
 
+/// A baseline with text after its JSON value (a merge conflict's markers, a
+/// second value) is malformed like any other; one starting with a byte order
+/// mark is a row like any other.
+#[test]
+fn trailing_text_makes_a_baseline_malformed_and_a_byte_order_mark_does_not() {
+    let dir = project();
+    let baselines = dir.path().join("evals/baselines");
+    write_result(&baselines.join("ollama-a.json"), &sample_result("ollama", "a", &[("t", &[true])]));
+    let mut bytes = std::fs::read(baselines.join("ollama-a.json")).unwrap();
+    bytes.extend_from_slice(b"\n>>>>>>> theirs\n");
+    std::fs::write(baselines.join("conflicted.json"), &bytes).unwrap();
+    write_result(&baselines.join("ollama-b.json"), &sample_result("ollama", "b", &[("t", &[false])]));
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend_from_slice(&std::fs::read(baselines.join("ollama-b.json")).unwrap());
+    std::fs::write(baselines.join("ollama-b.json"), bom).unwrap();
+
+    let out = publish(dir.path(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("conflicted.json") && err.contains("more text after the JSON value"), "{err}");
+    let rows = results_rows(&read(dir.path(), "results.html"));
+    let models: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(models, ["a", "b"]);
+
+    let out = publish(dir.path(), &["--strict"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stderr(&out).contains("conflicted.json"), "{}", stderr(&out));
+}
+
 #[test]
 fn a_malformed_baseline_is_skipped_with_a_warning_and_strict_fails() {
     let dir = project();

@@ -627,3 +627,21 @@ fn upstream_tasks_are_solved_by_their_reference_trajectories() {
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert!(stdout(&out).contains(&format!("{n}/{n} solve their task", n = ids.len())), "{}", stdout(&out));
 }
+
+/// Reference trajectories are JSON inputs like tasks: a byte order mark is
+/// fine, text after the value is an error naming the file.
+#[test]
+fn a_reference_with_a_byte_order_mark_replays_and_one_with_trailing_text_is_refused() {
+    let dir = suite(&["alpha", "beta"]);
+    write(dir.path(), "evals/references/alpha.json", &format!("\u{feff}{REFERENCE}"));
+    let out = vaultbench(&run_args(&["--task", "alpha"]), dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, r) = only_result(&dir.path().join("results"));
+    assert_eq!(r.tasks[0].solved_count, 1);
+
+    write(dir.path(), "evals/references/beta.json", &format!("{REFERENCE}\n{REFERENCE}"));
+    let out = vaultbench(&run_args(&["--task", "beta"]), dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("references/beta.json") && err.contains("more text after the JSON value"), "{err}");
+}

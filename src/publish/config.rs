@@ -105,6 +105,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_byte_order_mark_deep_nesting_and_special_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vaultbench.toml");
+        std::fs::write(&path, "\u{feff}[site]\ntitle = \"T\"\n").unwrap();
+        assert_eq!(load(&path).unwrap().title, "T");
+        // Nesting past the parser's depth limit is an error, not a stack overflow.
+        let deep = format!("x = {}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(parse(&deep).is_err());
+        std::fs::remove_file(&path).unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+            let err = load(&path).unwrap_err().to_string();
+            assert!(err.contains("vaultbench.toml") && err.contains("a device"), "{err}");
+        }
+    }
+
+    #[test]
     fn absent_keys_take_defaults() {
         assert_eq!(parse("").unwrap(), SiteConfig::default());
         assert_eq!(parse("[site]\n").unwrap(), SiteConfig::default());
