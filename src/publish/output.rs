@@ -8,6 +8,8 @@
 //! and it may not be, hold, or sit inside a source folder.
 
 use std::collections::HashSet;
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -89,7 +91,9 @@ fn absolute(p: &Path) -> Result<PathBuf> {
     Ok(resolved)
 }
 
-/// Write `files` under `out` (already checked with `check_target`).
+/// Write `files` under `out` (already checked with `check_target`). Copied
+/// files are streamed, compared and written in chunks, so a large asset or
+/// evidence archive is never held in memory whole.
 pub fn write(out: &Path, files: &[OutFile]) -> Result<WriteStats> {
     std::fs::create_dir_all(out).with_context(|| format!("creating the output folder {}", out.display()))?;
     std::fs::write(out.join(MARKER), "Built by `vaultbench publish`; this folder is replaced on every build.\n")
@@ -99,19 +103,29 @@ pub fn write(out: &Path, files: &[OutFile]) -> Result<WriteStats> {
     keep.insert(out.join(MARKER));
     for file in files {
         let path = out.join(&file.rel);
-        let owned;
-        let bytes: &[u8] = match &file.data {
-            OutData::Bytes(b) => b,
+        let changed = match &file.data {
+            OutData::Bytes(bytes) => {
+                let changed = !same_contents(&path, bytes.len() as u64, bytes.as_slice());
+                if changed {
+                    replace(&path, &mut bytes.as_slice())?;
+                }
+                changed
+            }
             OutData::Copy(src) => {
-                owned = std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
-                &owned
+                let open = || File::open(src).with_context(|| format!("reading {}", src.display()));
+                let source = open()?;
+                let len = source.metadata().with_context(|| format!("reading {}", src.display()))?.len();
+                let changed = !same_contents(&path, len, source);
+                if changed {
+                    replace(&path, &mut open()?).with_context(|| format!("copying {}", src.display()))?;
+                }
+                changed
             }
         };
-        if std::fs::read(&path).is_ok_and(|old| old == bytes) {
-            stats.unchanged += 1;
-        } else {
-            replace(&path, bytes)?;
+        if changed {
             stats.written += 1;
+        } else {
+            stats.unchanged += 1;
         }
         keep.insert(path);
     }
@@ -119,17 +133,52 @@ pub fn write(out: &Path, files: &[OutFile]) -> Result<WriteStats> {
     Ok(stats)
 }
 
+/// Whether the file at `path` holds exactly the `len` bytes `new` reads.
+fn same_contents(path: &Path, len: u64, new: impl Read) -> bool {
+    let Ok(old) = File::open(path) else { return false };
+    if old.metadata().map(|m| m.len()).ok() != Some(len) {
+        return false;
+    }
+    let (mut old, mut new) = (old, new);
+    let (mut a, mut b) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
+    loop {
+        let (Ok(n), Ok(m)) = (fill(&mut old, &mut a), fill(&mut new, &mut b)) else { return false };
+        if n != m || a[..n] != b[..m] {
+            return false;
+        }
+        if n < CHUNK {
+            return true;
+        }
+    }
+}
+
+const CHUNK: usize = 64 * 1024;
+
+/// Read until `buf` is full or the reader ends; the count read.
+fn fill(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
 /// Write through a temporary file and a rename, so readers see the old or
 /// the new file, never a part. Not synced to disk: the site is rebuilt, not
 /// recovered.
-fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
+fn replace(path: &Path, contents: &mut impl Read) -> Result<()> {
     let dir = path.parent().expect("output files have a parent");
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".publish.")
         .tempfile_in(dir)
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    std::io::Write::write_all(&mut tmp, bytes).with_context(|| format!("writing {}", path.display()))?;
+    std::io::copy(contents, &mut tmp).with_context(|| format!("writing {}", path.display()))?;
     tmp.persist(path).map_err(|e| e.error).with_context(|| format!("replacing {}", path.display()))?;
     Ok(())
 }
@@ -176,6 +225,28 @@ mod tests {
         let s = write(&out, &[file("a.html", "A2")]).unwrap();
         assert_eq!(s.unchanged, 1);
         check_target(&out, &[]).unwrap();
+    }
+
+    #[test]
+    fn copies_stream_and_compare_across_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("site");
+        let src = dir.path().join("big.bin");
+        let mut data: Vec<u8> = (0..3 * CHUNK + 17).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&src, &data).unwrap();
+        let copy = || vec![OutFile { rel: "a/big.bin".into(), data: OutData::Copy(src.clone()) }];
+        assert_eq!(write(&out, &copy()).unwrap().written, 1);
+        assert_eq!(std::fs::read(out.join("a/big.bin")).unwrap(), data);
+        assert_eq!(write(&out, &copy()).unwrap().unchanged, 1);
+        // One byte changed in the last chunk, same length: rewritten.
+        data[3 * CHUNK + 3] ^= 1;
+        std::fs::write(&src, &data).unwrap();
+        assert_eq!(write(&out, &copy()).unwrap().written, 1);
+        assert_eq!(std::fs::read(out.join("a/big.bin")).unwrap(), data);
+        // Exactly one chunk long.
+        std::fs::write(&src, vec![7u8; CHUNK]).unwrap();
+        assert_eq!(write(&out, &copy()).unwrap().written, 1);
+        assert_eq!(write(&out, &copy()).unwrap().unchanged, 1);
     }
 
     #[test]
