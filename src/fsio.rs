@@ -57,6 +57,31 @@ pub fn is_atomic_temp(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(TEMP_SUFFIX)
 }
 
+/// Remove the [`write_atomic`] temporary files directly in `dir` (not in
+/// its subfolders), left by a process killed mid-write; the count removed.
+/// Only regular files with that name pattern are touched. The caller makes
+/// sure no write of its own is under way there (it holds the folder's lock).
+pub fn remove_atomic_temps(dir: &Path) -> Result<usize> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
+        let is_temp = is_atomic_temp(&entry.file_name().to_string_lossy());
+        if is_temp && entry.file_type().is_ok_and(|t| t.is_file()) {
+            match fs::remove_file(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e).with_context(|| format!("removing {}", entry.path().display())),
+            }
+        }
+    }
+    Ok(removed)
+}
+
 /// Make the renames done in `dir` durable (a power cut after this keeps
 /// them), where the platform allows syncing a directory.
 pub fn sync_dir(dir: &Path) -> Result<()> {

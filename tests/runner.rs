@@ -321,6 +321,9 @@ fn kill_9_then_resume_runs_every_cell_exactly_once() {
     assert!(result_files(&results).is_empty(), "a killed sweep wrote no result");
 
     let stem = sweep_dir(&results).file_name().unwrap().to_string_lossy().into_owned();
+    // What a write cut short by the kill leaves; resuming removes it.
+    let leftover = sweep_dir(&results).join("cells/.t1-1.json.Ab3dE9.tmp");
+    std::fs::write(&leftover, b"{\"id\": \"t1\"").unwrap();
     let out = vaultbench(&run_args(&["--resume", &stem]), dir.path());
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
@@ -331,6 +334,7 @@ fn kill_9_then_resume_runs_every_cell_exactly_once() {
         assert_eq!(&std::fs::read(path).unwrap(), bytes, "{} was rewritten", path.display());
     }
     assert_eq!(finished_cells(&results).len(), 40);
+    assert!(!leftover.exists(), "the temporary file of the killed sweep is removed on resume");
     let (_, resumed) = only_result(&results);
     assert!(!resumed.interrupted);
     assert_rederives(&resumed);

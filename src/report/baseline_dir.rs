@@ -156,21 +156,21 @@ fn run_id_of(path: &Path) -> Option<Result<String>> {
 /// temporary files): which archive is its own cannot be told. Files that
 /// vaultbench does not write are never removed.
 pub fn clean(baselines: &Path) -> Result<()> {
-    remove_temps(baselines)?;
+    fsio::remove_atomic_temps(baselines)?;
     let evidence_root = baselines.join("evidence");
     let entries = match std::fs::read_dir(&evidence_root) {
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e).with_context(|| format!("reading {}", evidence_root.display())),
     };
-    remove_temps(&evidence_root)?;
+    fsio::remove_atomic_temps(&evidence_root)?;
     for entry in entries {
         let entry = entry.with_context(|| format!("reading {}", evidence_root.display()))?;
         if !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
         let dir = entry.path();
-        remove_temps(&dir)?;
+        fsio::remove_atomic_temps(&dir)?;
         let baseline = baselines.join(format!("{}.json", entry.file_name().to_string_lossy()));
         let keep = match run_id_of(&baseline) {
             None => None,
@@ -202,16 +202,6 @@ fn list(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
-}
-
-fn remove_temps(dir: &Path) -> Result<()> {
-    for path in list(dir)? {
-        let is_temp = path.file_name().is_some_and(|n| fsio::is_atomic_temp(&n.to_string_lossy()));
-        if is_temp && path.symlink_metadata().is_ok_and(|m| m.is_file()) {
-            remove(&path)?;
-        }
-    }
-    Ok(())
 }
 
 fn remove(path: &Path) -> Result<()> {

@@ -293,6 +293,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
 fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write) -> Result<Planned> {
     let (store, manifest) = Store::find(&args.results, run_id)?;
     let lock = store.lock()?;
+    store.remove_leftovers(&lock)?;
     let conflicts = [
         ("--provider", args.provider.as_deref(), Some(manifest.provider.as_str())),
         ("--model", args.model.as_deref(), Some(manifest.model.as_str())),

@@ -124,6 +124,13 @@ impl Store {
         Ok((store, manifest))
     }
 
+    /// Remove the temporary files of writes cut short by a killed sweep
+    /// (`.<name>.XXXXXX.tmp` in the sweep's folder and `cells/`); the caller
+    /// holds the sweep's lock, so none is being written.
+    pub fn remove_leftovers(&self, _lock: &SweepLock) -> Result<usize> {
+        Ok(fsio::remove_atomic_temps(&self.dir())? + fsio::remove_atomic_temps(&self.cells_dir())?)
+    }
+
     pub fn dir(&self) -> PathBuf {
         self.results_dir.join(&self.stem)
     }
