@@ -11,8 +11,8 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde::Deserialize;
 
-use crate::{fsio, jsnum};
 use crate::provider::Usage;
+use crate::{fsio, jsnum};
 
 /// US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -128,7 +128,8 @@ mod tests {
     fn the_table_may_start_with_a_byte_order_mark_and_never_nests_without_bound() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pricing.toml");
-        let text = "read_on = \"2026-11-01\"\nsource = \"s\"\n[models.\"m\"]\ninput = 1.0\ncached_input = 0.5\noutput = 2.0\n";
+        let text =
+            "read_on = \"2026-11-01\"\nsource = \"s\"\n[models.\"m\"]\ninput = 1.0\ncached_input = 0.5\noutput = 2.0\n";
         std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
         assert_eq!(PriceTable::load(&path).unwrap().get("m").unwrap().output, 2.0);
         std::fs::write(&path, format!("{text}x = {}{}", "[".repeat(100_000), "]".repeat(100_000))).unwrap();

@@ -17,8 +17,13 @@ use serde_json::Value;
 use vaultbench::format::result::{ResultFile, RunId};
 use vaultbench::report::evidence;
 
-const STEPS: [&str; 5] =
-    ["bless-locked", "bless-evidence-written", "bless-evidence-renamed", "bless-baseline-written", "bless-baseline-renamed"];
+const STEPS: [&str; 5] = [
+    "bless-locked",
+    "bless-evidence-written",
+    "bless-evidence-renamed",
+    "bless-baseline-written",
+    "bless-baseline-renamed",
+];
 
 /// A result of `ollama / m` with run id `run_id` and two runs of two tasks,
 /// each with its transcript in `results/<stem>/`; `transcript_pad` and
@@ -92,7 +97,10 @@ fn tree(dir: &Path) -> Vec<String> {
 /// After a completed bless: the baseline, its one archive, nothing else.
 fn check_no_leftovers(root: &Path, run_id: &str) {
     let key = RunId(run_id.into()).file_stem();
-    assert_eq!(tree(&root.join("baselines")), ["evidence/ollama-m/".to_string() + &key + ".tar.gz", "ollama-m.json".into()]);
+    assert_eq!(
+        tree(&root.join("baselines")),
+        ["evidence/ollama-m/".to_string() + &key + ".tar.gz", "ollama-m.json".into()]
+    );
 }
 
 /// Start a bless paused at `step` (the test-only hook) and wait until it is there.
@@ -103,13 +111,13 @@ fn paused_at(root: &Path, source: &Path, step: &str) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    loop {
-        let line = lines.next().unwrap_or_else(|| panic!("bless ended before {step}")).unwrap();
-        if line.contains(&format!("paused at {step}")) {
-            return child;
-        }
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let reached = lines.map_while(Result::ok).any(|line| line.contains(&format!("paused at {step}")));
+    if !reached {
+        let status = child.wait().unwrap();
+        panic!("bless ended ({status}) before {step}");
     }
+    child
 }
 
 fn publish_evidence(root: &Path) -> Option<Vec<u8>> {
@@ -149,7 +157,8 @@ fn a_kill_at_any_step_of_bless_leaves_a_matching_pair() {
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
 
-        let expected = if step == "bless-baseline-renamed" { "2026-11-21T10:00:00.000Z" } else { "2026-11-20T10:00:00.000Z" };
+        let expected =
+            if step == "bless-baseline-renamed" { "2026-11-21T10:00:00.000Z" } else { "2026-11-20T10:00:00.000Z" };
         assert_eq!(check_pair(root), expected, "killed at {step}");
         // The site offers the baseline's own archive, never a leftover.
         let archive = evidence::archive_path(&baseline(root), expected).unwrap();
@@ -178,6 +187,15 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     tree(dir).into_iter().map(|rel| (rel.clone(), std::fs::read(dir.join(&rel)).unwrap())).collect()
 }
 
+/// A first result blessed, the baselines folder as it then is, and a second
+/// result (padded as asked) ready to bless.
+fn blessed_then_another(root: &Path, transcript_pad: usize, response_pad: usize) -> (Vec<(String, Vec<u8>)>, PathBuf) {
+    let first = result(root, "2026-11-20T10:00:00.000Z", 100, 0);
+    assert!(bless_cmd(root, &first).status().unwrap().success());
+    let before = snapshot(&root.join("baselines"));
+    (before, result(root, "2026-11-21T10:00:00.000Z", transcript_pad, response_pad))
+}
+
 #[test]
 fn a_failed_write_leaves_the_previous_pair_untouched() {
     if Command::new("bash").arg("-c").arg("true").status().is_err() {
@@ -189,10 +207,7 @@ fn a_failed_write_leaves_the_previous_pair_untouched() {
     for (what, transcript_pad, response_pad) in [("the evidence", 40_000, 0), ("the baseline", 0, 20_000)] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let first = result(root, "2026-11-20T10:00:00.000Z", 100, 0);
-        assert!(bless_cmd(root, &first).status().unwrap().success());
-        let before = snapshot(&root.join("baselines"));
-        let second = result(root, "2026-11-21T10:00:00.000Z", transcript_pad, response_pad);
+        let (before, second) = blessed_then_another(root, transcript_pad, response_pad);
 
         let out = bless_with_file_limit(root, &second, 64);
         assert_eq!(out.status.code(), Some(1), "writing {what} must fail: {}", stderr(&out));
@@ -213,16 +228,15 @@ fn a_failed_write_leaves_the_previous_pair_untouched() {
 fn a_full_disk_leaves_the_previous_pair_untouched() {
     let probe = Command::new("unshare").args(["-rm", "sh", "-c", "mount -t tmpfs -o size=64k none /mnt"]).output();
     if !probe.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!("skipping: cannot mount a tmpfs in a user namespace here (unshare -rm); the write-limit test covers the failure path");
+        eprintln!(
+            "skipping: cannot mount a tmpfs in a user namespace here (unshare -rm); the write-limit test covers the failure path"
+        );
         return;
     }
     for (what, transcript_pad, response_pad) in [("the evidence", 40_000, 0), ("the baseline", 0, 40_000)] {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let first = result(root, "2026-11-20T10:00:00.000Z", 100, 0);
-        assert!(bless_cmd(root, &first).status().unwrap().success());
-        let before = snapshot(&root.join("baselines"));
-        let second = result(root, "2026-11-21T10:00:00.000Z", transcript_pad, response_pad);
+        let (before, second) = blessed_then_another(root, transcript_pad, response_pad);
         // The baselines folder on a tmpfs with 64 KiB free, then copied out.
         let script = r#"set -e
             mkdir disk after

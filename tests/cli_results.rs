@@ -192,10 +192,7 @@ fn json_inputs_refuse_trailing_text_and_accept_a_byte_order_mark() {
         let out = vaultbench(&args, dir.path());
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = stderr(&out);
-        assert!(
-            err.contains("garbage.json") && err.contains(&format!("line {lines} column 1")),
-            "{args:?}: {err}"
-        );
+        assert!(err.contains("garbage.json") && err.contains(&format!("line {lines} column 1")), "{args:?}: {err}");
         assert!(err.contains("more text after the JSON value"), "{args:?}: {err}");
     }
     assert!(!dir.path().join("evals/baselines/ollama-m1.json").exists(), "nothing was blessed");

@@ -341,7 +341,9 @@ fn unescape_attr(s: &str) -> String {
             "lt" => Some('<'),
             "gt" => Some('>'),
             "apos" => Some('\''),
-            e if e.starts_with("#x") || e.starts_with("#X") => u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32),
+            e if e.starts_with("#x") || e.starts_with("#X") => {
+                u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32)
+            }
             e if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
             _ => None,
         };
@@ -419,8 +421,8 @@ fn every_generated_url_is_safe_and_leads_somewhere_whatever_the_names() {
         let mut r = sample_result(provider, model, &[("t", &[i % 2 == 0])]);
         r.git_sha = format!("javascript:alert({i})");
         write_result(&baselines.join(format!("{file}.json")), &r);
-        let archive = vaultbench::report::evidence::archive_path(&baselines.join(format!("{file}.json")), &r.run_id.0)
-            .unwrap();
+        let archive =
+            vaultbench::report::evidence::archive_path(&baselines.join(format!("{file}.json")), &r.run_id.0).unwrap();
         std::fs::create_dir_all(archive.parent().unwrap()).unwrap();
         std::fs::write(&archive, b"archive bytes").unwrap();
     }

@@ -375,10 +375,7 @@ fn assert_distinct_whole_sweeps(results: &Path, n: usize, tasks: usize, k: u32) 
 #[test]
 fn concurrent_sweeps_never_share_a_run_id_or_folder() {
     let dir = suite(&["alpha", "beta"]);
-    for (results, extra) in [
-        ("same-start", vec!["--run-id-from", "2026-11-22T10:00:00.000Z"]),
-        ("clock", vec![]),
-    ] {
+    for (results, extra) in [("same-start", vec!["--run-id-from", "2026-11-22T10:00:00.000Z"]), ("clock", vec![])] {
         let mut args = vec!["--results", results, "--repeat", "2", "--jobs", "2"];
         args.extend(extra.iter().copied());
         let children: Vec<_> = (0..6).map(|_| spawn_sweep(dir.path(), &args)).collect();
@@ -388,10 +385,8 @@ fn concurrent_sweeps_never_share_a_run_id_or_folder() {
         }
         assert_distinct_whole_sweeps(&dir.path().join(results), 6, 2, 2);
     }
-    let mut ids: Vec<String> = result_files(&dir.path().join("same-start"))
-        .iter()
-        .map(|p| report::load_result(p).unwrap().run_id.0)
-        .collect();
+    let mut ids: Vec<String> =
+        result_files(&dir.path().join("same-start")).iter().map(|p| report::load_result(p).unwrap().run_id.0).collect();
     ids.sort();
     assert_eq!(ids[0], "2026-11-22T10:00:00.000Z");
     assert_eq!(ids[5], "2026-11-22T10:00:00.005Z", "taken ids move to the next free millisecond");

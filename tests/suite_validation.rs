@@ -134,8 +134,10 @@ fn every_error_is_reported_at_once() {
 fn fixture_paths_through_links_or_out_of_fixtures_are_refused() {
     use std::os::unix::fs::symlink;
     let setup = |from: &str| {
-        GOOD.replace("\"good\"", "\"s\"")
-            .replace("\"fixture\": \"world\",", &format!("\"fixture\": \"world\", \"setup\": [{{\"path\": \"x.md\", \"from\": \"{from}\"}}],"))
+        GOOD.replace("\"good\"", "\"s\"").replace(
+            "\"fixture\": \"world\",",
+            &format!("\"fixture\": \"world\", \"setup\": [{{\"path\": \"x.md\", \"from\": \"{from}\"}}],"),
+        )
     };
     let dir = tempfile::tempdir().unwrap();
     let outside = dir.path().join("outside");

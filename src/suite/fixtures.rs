@@ -19,8 +19,8 @@ pub enum Kind {
 /// below `fixtures` is a symbolic link, and it names a regular file or a
 /// folder as `kind` says. The error says what is wrong, naming the path.
 pub fn resolve(fixtures: &Path, rel: &str, kind: Kind) -> Result<PathBuf, String> {
-    let inside = !rel.is_empty()
-        && Path::new(rel).components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    let inside =
+        !rel.is_empty() && Path::new(rel).components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
     if !inside {
         return Err(format!("`{rel}` leaves the fixtures folder {}", fixtures.display()));
     }

@@ -9,8 +9,8 @@ use crate::format::task::{Matcher, Task, VaultAssertion};
 use crate::score::jsregex::JsRegex;
 
 use super::TOOL_NAMES;
-use super::fixtures::{self, Kind};
 use super::diagnostics::{Diagnostic, did_you_mean};
+use super::fixtures::{self, Kind};
 
 /// Where `needle` (as it appears JSON-encoded) first occurs in `text`, 1-based.
 fn locate(text: &str, needle: &str) -> Option<(usize, usize)> {
