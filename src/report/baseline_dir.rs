@@ -211,3 +211,51 @@ fn remove(path: &Path) -> Result<()> {
         Err(e) => Err(e).with_context(|| format!("removing {}", path.display())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn cleaning_keeps_each_baselines_own_archive_and_what_it_did_not_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = dir.path();
+        let ev = b.join("evidence");
+        touch(&b.join("a.json"), r#"{"run_id": "2026-01-01T00:00:00.000Z"}"#);
+        touch(&ev.join("a/2026-01-01T00-00-00-000Z.tar.gz"), "live");
+        touch(&ev.join("a/2025-12-31T00-00-00-000Z.tar.gz"), "previous run");
+        touch(&ev.join("a/.2026-01-02T00-00-00-000Z.tar.gz.Xy12Ab.tmp"), "half");
+        touch(&ev.join("a/notes.txt"), "not ours");
+        touch(&ev.join("orphan/2026-01-01T00-00-00-000Z.tar.gz"), "no baseline");
+        touch(&b.join("broken.json"), "{");
+        touch(&ev.join("broken/x.tar.gz"), "cannot tell");
+        touch(&ev.join("broken/.x.tar.gz.Ab12Cd.tmp"), "half");
+        touch(&b.join(".a.json.Qw12Er.tmp"), "half");
+        touch(&b.join(".gitkeep"), "");
+        clean(b).unwrap();
+        let mut left: Vec<String> = walkdir::WalkDir::new(b)
+            .into_iter()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| e.path().strip_prefix(b).unwrap().display().to_string())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                ".gitkeep",
+                "a.json",
+                "broken.json",
+                "evidence/a/2026-01-01T00-00-00-000Z.tar.gz",
+                "evidence/a/notes.txt",
+                "evidence/broken/x.tar.gz",
+            ]
+        );
+        assert!(!ev.join("orphan").exists());
+    }
+}

@@ -152,3 +152,70 @@ pub fn read(archive: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    /// A gzip'd tar with one entry of `kind` named `name` (written into the
+    /// header raw, as a crafted archive would) claiming `size` bytes, with
+    /// `data` as its contents.
+    fn archive(name: &str, kind: tar::EntryType, size: u64, data: &[u8]) -> Vec<u8> {
+        let mut header = tar::Header::new_gnu();
+        header.as_gnu_mut().unwrap().name[..name.len()].copy_from_slice(name.as_bytes());
+        header.set_entry_type(kind);
+        header.set_size(size);
+        header.set_mode(0o644);
+        header.set_cksum();
+        let mut raw = header.as_bytes().to_vec();
+        raw.extend_from_slice(data);
+        raw.resize(raw.len().next_multiple_of(512) + 1024, 0);
+        let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+        gz.write_all(&raw).unwrap();
+        gz.finish().unwrap()
+    }
+
+    fn read_bytes(bytes: &[u8]) -> Result<BTreeMap<String, Vec<u8>>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.tar.gz");
+        std::fs::write(&path, bytes).unwrap();
+        read(&path)
+    }
+
+    #[test]
+    fn crafted_archives_are_refused_without_unpacking() {
+        let ok = read_bytes(&archive("t-1.json", tar::EntryType::Regular, 2, b"{}")).unwrap();
+        assert_eq!(ok["t-1.json"], b"{}");
+        for (name, kind) in [
+            ("../../etc/passwd", tar::EntryType::Regular),
+            ("/abs.json", tar::EntryType::Regular),
+            ("dir/t-1.json", tar::EntryType::Regular),
+            ("..", tar::EntryType::Regular),
+            ("link.json", tar::EntryType::Symlink),
+            ("hard.json", tar::EntryType::Link),
+            ("folder", tar::EntryType::Directory),
+        ] {
+            let err = read_bytes(&archive(name, kind, 0, b"")).unwrap_err().to_string();
+            assert!(err.contains("is not a plain transcript file"), "{name}: {err}");
+        }
+        // A header claiming more than the cap is refused before any byte is read.
+        let cap = Limits::default().max_input_file_bytes;
+        let err = read_bytes(&archive("big.json", tar::EntryType::Regular, cap + 1, b"x")).unwrap_err().to_string();
+        assert!(err.contains("unpack to more than"), "{err}");
+    }
+
+    #[test]
+    fn run_keys_are_file_names_and_refuse_odd_ids() {
+        assert_eq!(run_key("2026-05-24T21:42:41.910Z").as_deref(), Some("2026-05-24T21-42-41-910Z"));
+        assert_eq!(run_key("../../x y").as_deref(), Some("------x-y"));
+        assert_eq!(run_key(""), None);
+        assert_eq!(run_key(&"9".repeat(101)), None);
+        let base = Path::new("evals/baselines/ollama-m.json");
+        assert_eq!(
+            archive_path(base, "2026-05-24T21:42:41.910Z").unwrap(),
+            Path::new("evals/baselines/evidence/ollama-m/2026-05-24T21-42-41-910Z.tar.gz")
+        );
+    }
+}
