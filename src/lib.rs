@@ -5,11 +5,12 @@
 //! baseline -> published table. `main.rs` only parses arguments and prints.
 
 pub mod agent;
+pub mod env;
 pub mod format;
 pub mod fsio;
 pub mod jsnum;
-pub mod limits;
 pub mod judge;
+pub mod limits;
 pub mod pricing;
 pub mod provider;
 pub mod publish;

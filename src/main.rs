@@ -287,7 +287,7 @@ fn cmd_calibrate_judge(
 ) -> Result<ExitCode> {
     let path = file.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
     let set: CalibrationFile = fsio::read_json(&path)?;
-    let mut config = judge::JudgeConfig::from_env();
+    let mut config = judge::JudgeConfig::from_env()?;
     config.model = model;
     if let Some(p) = provider {
         config.provider = p;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::limits::Limits;
 use crate::pricing::Price;
 use crate::provider::{BoxFuture, ModelError, ModelReply, ToolCall};
 use crate::vault::tools::testing::TestVault;
@@ -66,8 +67,11 @@ fn request(max_turns: u32) -> Request<'static> {
         max_turns,
         timeout: Duration::from_secs(5),
         max_output_tokens: None,
+        limits: &LIMITS,
     }
 }
+
+static LIMITS: std::sync::LazyLock<Limits> = std::sync::LazyLock::new(Limits::default);
 
 fn vault() -> TestVault {
     TestVault::new(&[("eval-scratch/budget.md", "The approved budget is 88,000 marks.\n")])

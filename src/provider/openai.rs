@@ -23,14 +23,15 @@
 //! (see `retry`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
-use super::http::{Header, Overrides, Transport, env_nonempty};
+use super::http::{Header, Transport};
 use super::wire::{self, CallIds};
-use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, ToolCall, Usage};
+use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, Overrides, ToolCall, Usage};
+use crate::env;
+use crate::limits::Limits;
 
 /// Everything an [`OpenAi`] client needs.
 #[derive(Clone)]
@@ -39,7 +40,7 @@ pub struct OpenAiConfig {
     /// e.g. `http://127.0.0.1:8080/v1` or `http://127.0.0.1:8080`.
     pub base_url: String,
     pub api_key: Option<String>,
-    pub timeout: Duration,
+    pub limits: Limits,
 }
 
 impl std::fmt::Debug for OpenAiConfig {
@@ -48,21 +49,20 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("model", &self.model)
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))
-            .field("timeout", &self.timeout)
+            .field("limits", &self.limits)
             .finish()
     }
 }
 
 impl OpenAiConfig {
-    /// `OPENAI_BASE_URL` (required), `OPENAI_API_KEY` and
-    /// `VAULTBENCH_HTTP_TIMEOUT_S`, unless `overrides` gives them.
-    pub fn from_env(model: &str, overrides: &Overrides) -> Result<OpenAiConfig> {
-        let base_url = overrides.base_url.clone().or_else(|| env_nonempty("OPENAI_BASE_URL")).context(
+    /// `OPENAI_BASE_URL` (required) and `OPENAI_API_KEY`, unless
+    /// `overrides` gives them.
+    pub fn from_env(model: &str, overrides: &Overrides, limits: &Limits) -> Result<OpenAiConfig> {
+        let base_url = overrides.base_url.clone().or_else(|| env::nonempty("OPENAI_BASE_URL")).context(
             "openai: no server: set OPENAI_BASE_URL to the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1",
         )?;
-        let api_key = overrides.api_key.clone().or_else(|| env_nonempty("OPENAI_API_KEY"));
-        let timeout = overrides.timeout_or_env()?;
-        Ok(OpenAiConfig { model: model.to_string(), base_url, api_key, timeout })
+        let api_key = overrides.api_key.clone().or_else(|| env::nonempty("OPENAI_API_KEY"));
+        Ok(OpenAiConfig { model: model.to_string(), base_url, api_key, limits: limits.clone() })
     }
 }
 
@@ -70,7 +70,6 @@ impl OpenAiConfig {
 pub struct OpenAi {
     model: String,
     url: String,
-    api_key: Option<String>,
     http: Transport,
     ids: CallIds,
     /// Set once the server has reported a cache figure; many never do.
@@ -84,34 +83,29 @@ impl OpenAi {
         if !base.starts_with("http://") && !base.starts_with("https://") {
             anyhow::bail!("openai: OPENAI_BASE_URL `{base}` is not an http(s) URL, e.g. http://127.0.0.1:8080/v1");
         }
-        let url = if base.ends_with("/v1") {
-            format!("{base}/chat/completions")
-        } else {
-            format!("{base}/v1/chat/completions")
-        };
-        let secrets = config.api_key.iter().cloned().collect();
+        let v1 = if base.ends_with("/v1") { base.to_string() } else { format!("{base}/v1") };
+        let headers = config
+            .api_key
+            .iter()
+            .map(|k| Header { name: "authorization", value: format!("Bearer {k}"), secret: true })
+            .collect();
+        // The model list: every OpenAI-compatible server has it, and answers it at once.
+        let liveness = format!("{v1}/models");
+        let secrets = config.api_key.into_iter().collect();
         Ok(OpenAi {
             model: config.model.trim().to_string(),
-            url,
-            api_key: config.api_key,
-            http: Transport::new("openai", config.timeout, secrets)?,
+            url: format!("{v1}/chat/completions"),
+            http: Transport::new("openai", &config.limits, headers, liveness, secrets)?,
             ids: CallIds::default(),
             saw_cache: AtomicBool::new(false),
         })
     }
 
-    /// [`OpenAiConfig::from_env`] without overrides.
-    pub fn from_env(model: &str) -> Result<OpenAi> {
-        OpenAi::new(OpenAiConfig::from_env(model, &Overrides::default())?)
-    }
-
     async fn call(&self, request: ChatRequest<'_>) -> Result<ModelReply, ModelError> {
         let body = request_body(&self.model, &request);
-        let bearer = self.api_key.as_ref().map(|k| format!("Bearer {k}"));
-        let headers: Vec<Header<'_>> =
-            bearer.iter().map(|b| Header { name: "authorization", value: b.as_str(), secret: true }).collect();
-        let answer = self.http.post_json(&self.url, &headers, &body).await?;
+        let answer = self.http.post_json(&self.url, &body, request.deadline).await?;
         let reply = parse_reply(&answer, &request, &self.ids).map_err(|e| ModelError::Fatal(self.http.scrub(&e)))?;
+        let reply = self.http.scrub_reply(reply);
         if reply.usage.cached_tokens.is_some() {
             self.saw_cache.store(true, Ordering::Relaxed);
         }

@@ -29,6 +29,7 @@ use tokio::task::JoinSet;
 
 use crate::format::result::{ResultFile, RunRecord};
 use crate::format::task::Task;
+use crate::limits::Limits;
 use crate::pricing::Pricing;
 use crate::provider::ModelSource;
 use crate::report::{self, aggregate};
@@ -56,6 +57,8 @@ pub struct Sweep {
     /// Test aid: wait this long at the start of every cell, so that a sweep
     /// can be interrupted mid-way deterministically.
     pub cell_delay: Duration,
+    /// The caps and deadlines every run is held to.
+    pub limits: Limits,
 }
 
 /// What a sweep ended with.
@@ -178,6 +181,7 @@ async fn run_cell(sweep: Arc<Sweep>, t: usize, n: u32) -> Result<((usize, u32), 
         pricing: &sweep.pricing,
         judge: sweep.judge.as_deref(),
         max_output_tokens: sweep.manifest.max_output_tokens,
+        limits: &sweep.limits,
     };
     let mut out = match sweep.source.model_for(task) {
         Ok(model) => cell::run(&env, task, model.as_ref(), keep.clone()).await,

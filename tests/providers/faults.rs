@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use vaultbench::limits::Limits;
 use vaultbench::provider::retry::{RetryPolicy, Retrying};
 use vaultbench::provider::{ChatRequest, Message, Model, ModelError, ModelReply};
 
@@ -16,13 +17,18 @@ use crate::fake::{self, Fake, Reply};
 pub struct Subject {
     /// The provider's name as it appears in messages.
     pub name: &'static str,
-    /// A client for the server at `url` with this per-request timeout.
-    pub make: fn(url: &str, timeout: Duration) -> Arc<dyn Model>,
+    /// A client for the server at `url` held to `limits`.
+    pub make: fn(url: &str, limits: &Limits) -> Arc<dyn Model>,
     /// A successful answer of the provider and the text it carries.
     pub ok: fn() -> Reply,
     pub ok_text: &'static str,
     /// The key `make` configures, if the provider takes one.
     pub key: Option<&'static str>,
+}
+
+/// The default limits with this wait for an answer to begin.
+pub fn within(http_timeout: Duration) -> Limits {
+    Limits { http_timeout, ..Limits::default() }
 }
 
 /// Tiny delays: retries are counted, not waited for.
@@ -47,6 +53,7 @@ pub async fn ask(model: &dyn Model, messages: &[Message]) -> Result<ModelReply, 
             tools: &[],
             temperature: None,
             max_output_tokens: None,
+            deadline: None,
         })
         .await
 }
@@ -63,7 +70,7 @@ pub async fn rate_limit_then_success(s: &Subject) {
         Reply::status(429, r#"{"error":{"message":"slow down"}}"#).header("retry-after", "1"),
         (s.ok)(),
     ]);
-    let model = Retrying::new((s.make)(&fake.url, Duration::from_secs(10)), fast(3));
+    let model = Retrying::new((s.make)(&fake.url, &within(Duration::from_secs(10))), fast(3));
     let start = Instant::now();
     let reply = ask(&model, &hello()).await.unwrap();
     assert_eq!(reply.text, s.ok_text);
@@ -73,7 +80,7 @@ pub async fn rate_limit_then_success(s: &Subject) {
 
 pub async fn server_error_storm_ends_fatal(s: &Subject) {
     let fake = Fake::always(Reply::status(500, r#"{"error":{"message":"upstream exploded"}}"#));
-    let model = Retrying::new((s.make)(&fake.url, Duration::from_secs(10)), fast(3));
+    let model = Retrying::new((s.make)(&fake.url, &within(Duration::from_secs(10))), fast(3));
     let m = fatal(ask(&model, &hello()).await);
     assert!(m.starts_with(&format!("{}: gave up after 3 attempts", s.name)), "{m}");
     assert!(m.ends_with("; last error: HTTP 500 Internal Server Error: upstream exploded"), "{m}");
@@ -82,7 +89,7 @@ pub async fn server_error_storm_ends_fatal(s: &Subject) {
 
 pub async fn malformed_body_is_fatal_at_once(s: &Subject) {
     let fake = Fake::always(Reply::status(200, "<html>this is not JSON"));
-    let model = Retrying::new((s.make)(&fake.url, Duration::from_secs(10)), fast(3));
+    let model = Retrying::new((s.make)(&fake.url, &within(Duration::from_secs(10))), fast(3));
     let m = fatal(ask(&model, &hello()).await);
     assert!(m.contains(&format!("{}: HTTP 200 but the answer is not valid JSON", s.name)), "{m}");
     assert!(m.contains("<html>this is not JSON"), "{m}");
@@ -91,7 +98,7 @@ pub async fn malformed_body_is_fatal_at_once(s: &Subject) {
 
 pub async fn slow_server_hits_the_timeout(s: &Subject) {
     let fake = Fake::always((s.ok)().delayed(Duration::from_secs(3)));
-    let bare = (s.make)(&fake.url, Duration::from_millis(200));
+    let bare = (s.make)(&fake.url, &within(Duration::from_millis(200)));
     let start = Instant::now();
     match ask(bare.as_ref(), &hello()).await {
         Err(ModelError::Transient { message, .. }) => {
@@ -108,7 +115,7 @@ pub async fn slow_server_hits_the_timeout(s: &Subject) {
 pub async fn client_errors_are_fatal_with_the_servers_words(s: &Subject) {
     for status in [400u16, 401, 403, 404] {
         let fake = Fake::always(Reply::status(status, &format!(r#"{{"error":{{"message":"bad thing {status}"}}}}"#)));
-        let model = Retrying::new((s.make)(&fake.url, Duration::from_secs(10)), fast(3));
+        let model = Retrying::new((s.make)(&fake.url, &within(Duration::from_secs(10))), fast(3));
         let m = fatal(ask(&model, &hello()).await);
         assert!(m.starts_with(&format!("{}: HTTP {status} ", s.name)), "{m}");
         assert!(m.ends_with(&format!(": bad thing {status}")), "{m}");
@@ -118,7 +125,7 @@ pub async fn client_errors_are_fatal_with_the_servers_words(s: &Subject) {
 
 pub async fn key_never_appears_in_errors(s: &Subject) {
     let fake = Fake::start(fake::echo_headers(401));
-    let model = (s.make)(&fake.url, Duration::from_secs(10));
+    let model = (s.make)(&fake.url, &within(Duration::from_secs(10)));
     let m = fatal(ask(model.as_ref(), &hello()).await);
     let Some(key) = s.key else {
         // A provider without a key sends no credentials at all.
@@ -136,7 +143,7 @@ pub async fn key_never_appears_in_errors(s: &Subject) {
 
 pub async fn unreachable_servers_are_transient(s: &Subject) {
     for url in [fake::refused_url(), fake::hanging_up_url()] {
-        let model = (s.make)(&url, Duration::from_secs(10));
+        let model = (s.make)(&url, &within(Duration::from_secs(10)));
         match ask(model.as_ref(), &hello()).await {
             Err(ModelError::Transient { message, .. }) => {
                 assert!(message.starts_with(&format!("{}: the request to {url}", s.name)), "{message}");
@@ -187,10 +194,16 @@ pub(crate) use fault_tests;
 /// uncapped one has no such field.
 pub async fn reply_cap_is_sent_at(s: &Subject, pointer: &str) {
     let fake = Fake::scripted(vec![(s.ok)(), (s.ok)()]);
-    let model = (s.make)(&fake.url, Duration::from_secs(5));
+    let model = (s.make)(&fake.url, &within(Duration::from_secs(5)));
     let messages = [Message::User { text: "q".into() }];
-    let capped =
-        ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None, max_output_tokens: Some(77) };
+    let capped = ChatRequest {
+        system: "s",
+        messages: &messages,
+        tools: &[],
+        temperature: None,
+        max_output_tokens: Some(77),
+        deadline: None,
+    };
     model.chat(capped).await.unwrap();
     model.chat(ChatRequest { max_output_tokens: None, ..capped }).await.unwrap();
     let requests = fake.requests();
