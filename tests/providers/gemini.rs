@@ -35,7 +35,14 @@ fn ok() -> Reply {
 }
 
 fn subject() -> Subject {
-    Subject { name: "gemini", make: gemini, ok, ok_text: "Hello.", key: Some(KEY) }
+    Subject {
+        name: "gemini",
+        make: gemini,
+        ok,
+        ok_text: "Hello.",
+        key: Some(KEY),
+        liveness_path: "/v1beta/models/gemini-test",
+    }
 }
 
 mod faults {
@@ -294,6 +301,25 @@ async fn a_429_with_retry_info_in_the_body_carries_the_delay() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn an_absurd_retry_delay_gives_up_instead_of_panicking() {
+    let fake = Fake::always(Reply::status(
+        429,
+        r#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1e300s"}]}}"#,
+    ));
+    let model = vaultbench::provider::retry::Retrying::new(
+        gemini(&fake.url, &within(Duration::from_secs(10))),
+        crate::faults::fast(3),
+    );
+    match crate::faults::ask(&model, &crate::faults::hello()).await {
+        Err(vaultbench::provider::ModelError::Fatal(m)) => {
+            assert!(m.contains("in 86400.0 s, would pass the 30 s retry budget"), "{m}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(fake.requests().len(), 1);
 }
 
 #[test]

@@ -35,7 +35,7 @@ fn ok() -> Reply {
 }
 
 fn subject() -> Subject {
-    Subject { name: "ollama", make: ollama, ok, ok_text: "Hello.", key: None }
+    Subject { name: "ollama", make: ollama, ok, ok_text: "Hello.", key: None, liveness_path: "/api/version" }
 }
 
 mod faults {
