@@ -234,7 +234,9 @@ impl Transport {
         let headers_at = Instant::now();
         let read_by = deadline_after(headers_at, self.limits.body_timeout);
         let mut last_piece = headers_at;
-        let mut body: Vec<u8> = Vec::new();
+        // Sized once when the server says how long the body is (within the cap).
+        let announced = response.content_length().unwrap_or(0).min(cap);
+        let mut body: Vec<u8> = Vec::with_capacity(usize::try_from(announced).unwrap_or(0));
         loop {
             let limit = deadline_after(last_piece, self.limits.body_stall_timeout).min(read_by);
             let piece = match within(response.chunk(), limit, deadline).await {

@@ -68,8 +68,8 @@ impl Ollama {
 
     async fn call(&self, request: ChatRequest<'_>) -> Result<ModelReply, ModelError> {
         let body = request_body(&self.model, &request);
-        let answer = self.http.post_json(&self.url, &body, request.deadline).await?;
-        parse_reply(&answer, &request, &self.ids).map_err(ModelError::Fatal)
+        let mut answer = self.http.post_json(&self.url, &body, request.deadline).await?;
+        parse_reply(&mut answer, &request, &self.ids).map_err(ModelError::Fatal)
     }
 }
 
@@ -139,14 +139,19 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
     Value::Object(body)
 }
 
-fn parse_reply(answer: &Value, request: &ChatRequest<'_>, ids: &CallIds) -> Result<ModelReply, String> {
-    let Some(message) = answer.get("message").filter(|m| m.is_object()) else {
+/// Read an `/api/chat` answer; its text is moved out of `answer`, not copied.
+fn parse_reply(answer: &mut Value, request: &ChatRequest<'_>, ids: &CallIds) -> Result<ModelReply, String> {
+    if !answer.get("message").is_some_and(Value::is_object) {
         return Err(format!(
             "ollama: the answer has no `message` object: {}",
             super::http::preview(&answer.to_string())
         ));
+    }
+    let text = match answer.pointer_mut("/message/content").map(Value::take).unwrap_or_default() {
+        Value::String(s) => s,
+        _ => String::new(),
     };
-    let text = message["content"].as_str().unwrap_or_default().to_string();
+    let message = &answer["message"];
     let tool_calls = message["tool_calls"]
         .as_array()
         .map(Vec::as_slice)

@@ -103,8 +103,9 @@ impl OpenAi {
 
     async fn call(&self, request: ChatRequest<'_>) -> Result<ModelReply, ModelError> {
         let body = request_body(&self.model, &request);
-        let answer = self.http.post_json(&self.url, &body, request.deadline).await?;
-        let reply = parse_reply(&answer, &request, &self.ids).map_err(|e| ModelError::Fatal(self.http.scrub(&e)))?;
+        let mut answer = self.http.post_json(&self.url, &body, request.deadline).await?;
+        let reply =
+            parse_reply(&mut answer, &request, &self.ids).map_err(|e| ModelError::Fatal(self.http.scrub(&e)))?;
         let reply = self.http.scrub_reply(reply);
         if reply.usage.cached_tokens.is_some() {
             self.saw_cache.store(true, Ordering::Relaxed);
@@ -181,13 +182,16 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
     Value::Object(body)
 }
 
-fn parse_reply(answer: &Value, request: &ChatRequest<'_>, ids: &CallIds) -> Result<ModelReply, String> {
-    let Some(choice) = answer["choices"].as_array().and_then(|c| c.first()) else {
+/// Read a chat completion; the answer's text is moved out of `answer`, not copied.
+fn parse_reply(answer: &mut Value, request: &ChatRequest<'_>, ids: &CallIds) -> Result<ModelReply, String> {
+    if !answer["choices"].as_array().is_some_and(|c| !c.is_empty()) {
         return Err(format!("openai: the answer has no `choices`: {}", super::http::preview(&answer.to_string())));
-    };
-    let message = &choice["message"];
-    let text = match &message["content"] {
-        Value::String(s) => s.clone(),
+    }
+    // `pointer_mut`, never `[]` on a mutable value: that panics on a server's wrong shapes.
+    let content = answer.pointer_mut("/choices/0/message/content").map(Value::take).unwrap_or_default();
+    let message = &answer["choices"][0]["message"];
+    let text = match content {
+        Value::String(s) => s,
         // Content as a list of parts: keep the text ones.
         Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
         _ => String::new(),

@@ -133,21 +133,22 @@ impl Sweep {
         }
         progress.done();
         let ran = done.len() - reused;
-        let result = self.assemble(&done, interrupted.is_some());
+        let result = self.assemble(done, interrupted.is_some());
         report::write_result(&self.store.result_path(), &result)
             .with_context(|| format!("writing the result {}", self.store.result_path().display()))?;
         Ok(SweepOutcome { result, interrupted, ran, reused })
     }
 
     /// The result file from the finished cells: tasks in run order, runs by
-    /// number; a task with no finished run is left out.
-    fn assemble(&self, done: &HashMap<(usize, u32), RunRecord>, interrupted: bool) -> ResultFile {
+    /// number; a task with no finished run is left out. The records are
+    /// moved, not copied: they hold every answer of the sweep.
+    fn assemble(&self, mut done: HashMap<(usize, u32), RunRecord>, interrupted: bool) -> ResultFile {
         let tasks: Vec<_> = self
             .tasks
             .iter()
             .enumerate()
             .filter_map(|(t, task)| {
-                let runs: Vec<RunRecord> = (1..=self.k()).filter_map(|n| done.get(&(t, n)).cloned()).collect();
+                let runs: Vec<RunRecord> = (1..=self.k()).filter_map(|n| done.remove(&(t, n))).collect();
                 (!runs.is_empty()).then(|| {
                     aggregate::task_result(task.id.clone(), Some(task.difficulty), Some(task.category.clone()), runs)
                 })

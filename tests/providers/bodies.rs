@@ -79,15 +79,14 @@ fn gemini_answer() -> BoxedStrategy<Value> {
         (mostly(text()), arguments()).prop_map(|(n, a)| json!({ "functionCall": { "name": n, "args": a } })),
         any_json(),
     ];
-    (
+    let candidate = (
         mostly(prop::collection::vec(part, 0..4).prop_map(Value::from)),
         mostly(prop_oneof![Just(json!("STOP")), Just(json!("MALFORMED_FUNCTION_CALL"))]),
-        count(),
-        count(),
-        count(),
     )
-        .prop_map(|(parts, finish, p, c, o)| {
-            json!({ "candidates": [{ "content": { "role": "model", "parts": parts }, "finishReason": finish }],
+        .prop_map(|(parts, finish)| json!({ "content": { "role": "model", "parts": parts }, "finishReason": finish }));
+    (mostly(prop::collection::vec(mostly(candidate), 0..2).prop_map(Value::from)), count(), count(), count())
+        .prop_map(|(candidates, p, c, o)| {
+            json!({ "candidates": candidates,
                     "usageMetadata": { "promptTokenCount": p, "cachedContentTokenCount": c,
                                        "candidatesTokenCount": o, "thoughtsTokenCount": o } })
         })
@@ -100,11 +99,12 @@ fn openai_answer() -> BoxedStrategy<Value> {
     );
     let content =
         mostly(prop_oneof![text(), Just(Value::Null), text().prop_map(|t| json!([{ "type": "text", "text": t }])),]);
-    (content, mostly(prop::collection::vec(call, 0..3).prop_map(Value::from)), count(), count())
-        .prop_map(|(content, calls, p, o)| {
-            json!({ "id": "x", "object": "chat.completion",
-                    "choices": [{ "index": 0, "message": { "role": "assistant", "content": content, "tool_calls": calls },
-                                  "finish_reason": "stop" }],
+    let message = (content, mostly(prop::collection::vec(call, 0..3).prop_map(Value::from)))
+        .prop_map(|(content, calls)| json!({ "role": "assistant", "content": content, "tool_calls": calls }));
+    let choice = mostly(message.prop_map(|m| json!({ "index": 0, "message": m, "finish_reason": "stop" })));
+    (mostly(prop::collection::vec(choice, 0..2).prop_map(Value::from)), count(), count())
+        .prop_map(|(choices, p, o)| {
+            json!({ "id": "x", "object": "chat.completion", "choices": choices,
                     "usage": { "prompt_tokens": p, "completion_tokens": o, "prompt_tokens_details": { "cached_tokens": p } } })
         })
         .boxed()
@@ -112,10 +112,11 @@ fn openai_answer() -> BoxedStrategy<Value> {
 
 fn ollama_answer() -> BoxedStrategy<Value> {
     let call = (mostly(text()), arguments()).prop_map(|(n, a)| json!({ "function": { "name": n, "arguments": a } }));
-    (mostly(text()), mostly(prop::collection::vec(call, 0..3).prop_map(Value::from)), count(), count())
-        .prop_map(|(content, calls, p, o)| {
-            json!({ "model": "m", "message": { "role": "assistant", "content": content, "tool_calls": calls },
-                    "done": true, "prompt_eval_count": p, "eval_count": o })
+    let message = (mostly(text()), mostly(prop::collection::vec(call, 0..3).prop_map(Value::from)))
+        .prop_map(|(content, calls)| json!({ "role": "assistant", "content": content, "tool_calls": calls }));
+    (mostly(message), count(), count())
+        .prop_map(|(message, p, o)| {
+            json!({ "model": "m", "message": message, "done": true, "prompt_eval_count": p, "eval_count": o })
         })
         .boxed()
 }
