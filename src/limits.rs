@@ -119,6 +119,32 @@ pub fn deadline_after(start: Instant, wait: Duration) -> Instant {
 }
 
 impl Limits {
+    /// The limits on model servers, for `--help`: each with its value and
+    /// the variable that sets it, if any.
+    pub fn model_server_help(&self) -> String {
+        let secs = |d: Duration| format!("{} s", d.as_secs_f64());
+        let rows = [
+            ("response body", format!("{} MiB", self.max_response_bytes as f64 / 1048576.0), ""),
+            ("JSON items in one answer", self.max_response_items.to_string(), ""),
+            ("wait for an answer to begin", secs(self.http_timeout), "VAULTBENCH_HTTP_TIMEOUT_S"),
+            ("connect", secs(self.connect_timeout.min(self.http_timeout)), ""),
+            ("gap in an answer", secs(self.body_stall_timeout), ""),
+            ("read a whole answer", secs(self.body_timeout), ""),
+            ("liveness check at a run's timeout", secs(self.liveness_timeout), ""),
+            ("attempts per model call", self.retry_attempts.to_string(), "VAULTBENCH_RETRY_ATTEMPTS"),
+            ("first backoff (ms)", self.retry_base_delay.as_millis().to_string(), "VAULTBENCH_RETRY_BASE_MS"),
+            ("retry budget", secs(self.retry_budget), "VAULTBENCH_RETRY_MAX_S"),
+        ];
+        let mut out = String::from(
+            "Limits on model servers (docs/limits.md lists every limit and what hitting it looks like):\n",
+        );
+        for (what, value, var) in rows {
+            let var = if var.is_empty() { String::new() } else { format!("  [{var}]") };
+            out.push_str(&format!("  {what:<36}{value}{var}\n"));
+        }
+        out
+    }
+
     /// The defaults, with the overrides the environment sets:
     /// `VAULTBENCH_HTTP_TIMEOUT_S` (seconds, fractions allowed),
     /// `VAULTBENCH_RETRY_ATTEMPTS`, `VAULTBENCH_RETRY_BASE_MS` and
@@ -213,6 +239,16 @@ mod tests {
             let pairs: &'static [(&'static str, &'static str)] = Box::leak(Box::new([(name, bad)]));
             let err = Limits::from_vars(vars(pairs)).unwrap_err().to_string();
             assert!(err.starts_with(&format!("{name} is `{bad}`")), "{err}");
+        }
+    }
+
+    #[test]
+    fn help_lists_the_model_server_limits_with_their_variables() {
+        let help = Limits { http_timeout: Duration::from_millis(2500), ..Limits::default() }.model_server_help();
+        assert!(help.contains("response body                       4 MiB\n"), "{help}");
+        assert!(help.contains("wait for an answer to begin         2.5 s  [VAULTBENCH_HTTP_TIMEOUT_S]"), "{help}");
+        for var in ["VAULTBENCH_RETRY_ATTEMPTS", "VAULTBENCH_RETRY_BASE_MS", "VAULTBENCH_RETRY_MAX_S"] {
+            assert!(help.contains(var), "{help}");
         }
     }
 
