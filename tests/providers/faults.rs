@@ -194,6 +194,11 @@ pub async fn endless_body_is_a_harness_error_naming_the_cap(s: &Subject) {
     assert!(m.starts_with(&format!("{}: the answer from {}", s.name, fake.url)), "{m}");
     assert!(m.contains("larger than the 64 KiB cap on one response (max_response_bytes"), "{m}");
     assert_eq!(fake.requests().len(), 1, "an oversized answer is not asked for again");
+    // An error answer is read for its message only: its status decides.
+    let fake = Fake::always(Reply::status(503, r#"{"error":{"message":"overloaded"#).sending(Sending::Endless));
+    let model = Retrying::new((s.make)(&fake.url, &tight()), fast(2));
+    let m = fatal(ask(&model, &hello()).await);
+    assert!(m.contains("gave up after 2 attempts") && m.contains("HTTP 503 Service Unavailable"), "{m}");
 }
 
 pub async fn announced_oversize_body_is_refused_unread(s: &Subject) {
