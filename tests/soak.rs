@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use common::*;
 use fake::{Fake, Recorded, Reply, Sending};
 
-const SEED: u64 = 0x5eed_0f_5_0a_4;
+const SEED: u64 = 0x005e_ed0f_50a4;
 const RUNS_PER_TASK: usize = 5;
 const JOBS: &str = "16";
 /// One answer in this many carries a fault.
@@ -119,7 +119,7 @@ fn fault_for(seen: &Mutex<HashMap<u64, u64>>, request: &Recorded) -> Option<usiz
         *n
     };
     let r = draw(SEED ^ content ^ attempt.wrapping_mul(0x2545_f491_4f6c_dd1d));
-    (r % FAULT_ONE_IN == 0).then(|| ((r / FAULT_ONE_IN) % FAULTS.len() as u64) as usize)
+    r.is_multiple_of(FAULT_ONE_IN).then(|| ((r / FAULT_ONE_IN) % FAULTS.len() as u64) as usize)
 }
 
 fn with_fault(reply: Reply, fault: usize) -> Reply {

@@ -278,7 +278,7 @@ impl Transport {
             let room = usize::try_from(cap).unwrap_or(usize::MAX).saturating_sub(body.len());
             if piece.len() > room {
                 if answer {
-                    return Err(self.too_large(&url, None));
+                    return Err(self.too_large(url, None));
                 }
                 body.extend_from_slice(&piece[..room]);
                 break;

@@ -184,7 +184,7 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
 
 /// Read a chat completion; the answer's text is moved out of `answer`, not copied.
 fn parse_reply(answer: &mut Value, request: &ChatRequest<'_>, ids: &CallIds) -> Result<ModelReply, String> {
-    if !answer["choices"].as_array().is_some_and(|c| !c.is_empty()) {
+    if answer["choices"].as_array().is_none_or(|c| c.is_empty()) {
         return Err(format!("openai: the answer has no `choices`: {}", super::http::preview(&answer.to_string())));
     }
     // `pointer_mut`, never `[]` on a mutable value: that panics on a server's wrong shapes.
