@@ -89,8 +89,10 @@ impl OpenAi {
             .iter()
             .map(|k| Header { name: "authorization", value: format!("Bearer {k}"), secret: true })
             .collect();
-        // The model list: every OpenAI-compatible server has it, and answers it at once.
-        let liveness = format!("{v1}/models");
+        // The server's root, which no server routes to its model: any answer
+        // will do. Not the model list: llama-cpp-python's server holds that
+        // behind the lock of a running generation, so it would look hung.
+        let liveness = format!("{}/", v1.strip_suffix("/v1").unwrap_or(&v1));
         let secrets = config.api_key.into_iter().collect();
         Ok(OpenAi {
             model: config.model.trim().to_string(),

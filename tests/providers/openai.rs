@@ -46,7 +46,7 @@ fn ok() -> Reply {
 }
 
 fn subject() -> Subject {
-    Subject { name: "openai", make: openai, ok, ok_text: "Hello.", key: Some(KEY), liveness_path: "/v1/models" }
+    Subject { name: "openai", make: openai, ok, ok_text: "Hello.", key: Some(KEY), liveness_path: "/" }
 }
 
 mod faults {
