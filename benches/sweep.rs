@@ -117,6 +117,7 @@ fn sweep_once(suite: &Suite, k: u32, jobs: usize, rt: &tokio::runtime::Runtime) 
         toolbox: Toolbox::standard(),
         keep_artifacts: false,
         cell_delay: Duration::ZERO,
+        limits: vaultbench::limits::Limits::default(),
     });
     let start = Instant::now();
     let outcome = rt.block_on(sweep.execute(jobs, std::future::pending(), &Quiet)).unwrap();

@@ -21,8 +21,9 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::provider::http::{self, Overrides, env_nonempty};
-use crate::provider::{BoxFuture, ChatRequest, Message, Model};
+use crate::env;
+use crate::limits::Limits;
+use crate::provider::{self, BoxFuture, ChatRequest, Message, Model, Overrides};
 use crate::score::{Judge, JudgeContext};
 
 /// The judge model when `EVAL_JUDGE_MODEL` is not set.
@@ -78,6 +79,7 @@ impl ModelJudge {
             tools: &[],
             temperature: Some(0.0),
             max_output_tokens: None,
+            deadline: None,
         };
         let reply = self.model.chat(request).await.map_err(|e| format!("judge {}: {e}", self.model.model_id()))?;
         Ok(is_yes(&reply.text))
@@ -102,27 +104,30 @@ pub struct JudgeConfig {
     /// `EVAL_JUDGE_API_KEY` and `EVAL_JUDGE_BASE_URL`; when unset the
     /// provider's own variables apply (`GEMINI_API_KEY`, ...).
     pub overrides: Overrides,
+    /// The caps, deadlines and retries of its HTTP calls.
+    pub limits: Limits,
 }
 
 impl JudgeConfig {
-    /// The judge the environment asks for.
-    pub fn from_env() -> JudgeConfig {
-        JudgeConfig {
-            provider: env_nonempty("EVAL_JUDGE_PROVIDER").unwrap_or_else(|| DEFAULT_PROVIDER.to_string()),
-            model: env_nonempty("EVAL_JUDGE_MODEL").unwrap_or_else(|| DEFAULT_MODEL.to_string()),
+    /// The judge the environment asks for; an error when a limit set in the
+    /// environment is not a valid number (see [`Limits::from_env`]).
+    pub fn from_env() -> Result<JudgeConfig> {
+        Ok(JudgeConfig {
+            provider: env::nonempty("EVAL_JUDGE_PROVIDER").unwrap_or_else(|| DEFAULT_PROVIDER.to_string()),
+            model: env::nonempty("EVAL_JUDGE_MODEL").unwrap_or_else(|| DEFAULT_MODEL.to_string()),
             overrides: Overrides {
-                api_key: env_nonempty("EVAL_JUDGE_API_KEY"),
-                base_url: env_nonempty("EVAL_JUDGE_BASE_URL"),
-                timeout: None,
+                api_key: env::nonempty("EVAL_JUDGE_API_KEY"),
+                base_url: env::nonempty("EVAL_JUDGE_BASE_URL"),
             },
-        }
+            limits: Limits::from_env()?,
+        })
     }
 
     /// Whether a key is available where the provider needs one. Only Gemini
     /// does; Ollama takes none and OpenAI-compatible servers may not.
     pub fn has_key(&self) -> bool {
         match self.provider.as_str() {
-            "gemini" => self.overrides.api_key.is_some() || env_nonempty("GEMINI_API_KEY").is_some(),
+            "gemini" => self.overrides.api_key.is_some() || env::nonempty("GEMINI_API_KEY").is_some(),
             _ => true,
         }
     }
@@ -135,14 +140,14 @@ impl JudgeConfig {
 
 /// Build the configured judge (with retries on transient faults).
 pub fn build(config: &JudgeConfig) -> Result<Arc<dyn Judge>> {
-    let model = http::build_with(&config.provider, &config.model, &config.overrides)?;
+    let model = provider::build_http(&config.provider, &config.model, &config.overrides, &config.limits)?;
     Ok(Arc::new(ModelJudge::new(model)))
 }
 
 /// The judge of the environment; `Ok(None)` when it needs a key and none is
 /// set, `Err` when the configuration is wrong (unknown provider, ...).
 pub fn try_from_env() -> Result<Option<Arc<dyn Judge>>> {
-    let config = JudgeConfig::from_env();
+    let config = JudgeConfig::from_env()?;
     if !config.has_key() {
         return Ok(None);
     }
@@ -155,10 +160,12 @@ pub fn try_from_env() -> Result<Option<Arc<dyn Judge>>> {
 /// the mistake is recorded with each judge matcher instead of vanishing;
 /// call [`try_from_env`] to stop on it instead.
 pub fn from_env() -> Option<Arc<dyn Judge>> {
-    let config = JudgeConfig::from_env();
     match try_from_env() {
         Ok(judge) => judge,
-        Err(e) => Some(Arc::new(Misconfigured { model: config.model, error: format!("judge not configured: {e:#}") })),
+        Err(e) => {
+            let model = env::nonempty("EVAL_JUDGE_MODEL").unwrap_or_else(|| DEFAULT_MODEL.to_string());
+            Some(Arc::new(Misconfigured { model, error: format!("judge not configured: {e:#}") }))
+        }
     }
 }
 

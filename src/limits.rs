@@ -10,7 +10,11 @@
 //! agent the conversation cap and the run deadline, the scorer the regex
 //! budget).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::env;
 
 /// The caps and deadlines of a sweep. [`Limits::default`] is what a user gets.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,9 +22,42 @@ pub struct Limits {
     /// Most bytes read of one HTTP response body; a longer body is a
     /// harness error for that call (never buffered past this).
     pub max_response_bytes: u64,
-    /// Whole-request deadline of one model call (connect, send, wait, read).
+    /// Most JSON items (the commas and brackets outside strings) in one
+    /// answer: what bounds the memory of parsing it, which for a body of
+    /// tiny values would otherwise be many times its size.
+    pub max_response_items: u64,
+    /// How long one model call may wait for the server to start answering
+    /// (response headers): the model's thinking time, so generous.
     /// `VAULTBENCH_HTTP_TIMEOUT_S` overrides it.
     pub http_timeout: Duration,
+    /// Connecting to a model server (TCP and TLS); never longer than
+    /// `http_timeout`.
+    pub connect_timeout: Duration,
+    /// Once the headers are in, the longest gap between two pieces of the
+    /// answer: a non-streaming answer is complete when its headers are sent,
+    /// so a gap is the server's or the network's fault.
+    pub body_stall_timeout: Duration,
+    /// Once the headers are in, the longest time to receive the whole answer.
+    pub body_timeout: Duration,
+    /// When a run's `timeoutMs` ends while a call still waits for the
+    /// server to start answering, how long the server has to answer a cheap
+    /// second request (its model list or version). Answered: the model was
+    /// still thinking, and the run timed out. Not answered: the server is
+    /// hung, a harness error. Keep it below `timeout_grace`.
+    pub liveness_timeout: Duration,
+    /// Calls in all for one model request, the first included.
+    /// `VAULTBENCH_RETRY_ATTEMPTS` overrides it.
+    pub retry_attempts: u32,
+    /// The wait before the first retry; it doubles for each further retry,
+    /// with jitter. `VAULTBENCH_RETRY_BASE_MS` overrides it.
+    pub retry_base_delay: Duration,
+    /// No single backoff is longer than this (a server's `Retry-After` may
+    /// ask for more, within `retry_budget`).
+    pub retry_max_delay: Duration,
+    /// No retry starts later than this after the first call; a server
+    /// asking to wait past it ends the call at once.
+    /// `VAULTBENCH_RETRY_MAX_S` overrides it.
+    pub retry_budget: Duration,
     /// Most bytes of one file a read tool returns.
     pub max_read_bytes: u64,
     /// Most bytes one write (`write_file`, `append_content`, memory) may add.
@@ -40,8 +77,21 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            max_response_bytes: 32 * 1024 * 1024,
+            // The longest real answers (128k output tokens) are under 1 MiB
+            // of JSON; 4 MiB leaves room and keeps 16 concurrent calls
+            // within the sweep's memory bound.
+            max_response_bytes: 4 * 1024 * 1024,
+            max_response_items: 100_000,
+            // A local model on a small machine can take minutes per answer.
             http_timeout: Duration::from_secs(600),
+            connect_timeout: Duration::from_secs(30),
+            body_stall_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(120),
+            liveness_timeout: Duration::from_secs(1),
+            retry_attempts: 6,
+            retry_base_delay: Duration::from_secs(2),
+            retry_max_delay: Duration::from_secs(60),
+            retry_budget: Duration::from_secs(600),
             max_read_bytes: 2 * 1024 * 1024,
             max_write_bytes: 4 * 1024 * 1024,
             max_tool_result_bytes: 256 * 1024,
@@ -52,6 +102,11 @@ impl Default for Limits {
     }
 }
 
+/// The longest wait any figure from outside may ask for (an environment
+/// value, a header, a server's JSON): longer ones are clamped to it, so that
+/// no deadline computed from one can overflow.
+pub const LONGEST_OUTSIDE_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// A number of seconds from outside (an environment value, a header, a
 /// server's JSON) as a [`Duration`], `None` when it is not a finite,
 /// non-negative number. Values past `cap` are clamped to `cap`, so that no
@@ -61,6 +116,83 @@ pub fn seconds_from_outside(secs: f64, cap: Duration) -> Option<Duration> {
         return None;
     }
     Some(if secs >= cap.as_secs_f64() { cap } else { Duration::from_secs_f64(secs) })
+}
+
+/// `start + wait`, saturating far in the future instead of overflowing.
+pub fn deadline_after(start: Instant, wait: Duration) -> Instant {
+    start.checked_add(wait).unwrap_or_else(|| start + LONGEST_OUTSIDE_WAIT)
+}
+
+impl Limits {
+    /// The limits on model servers, for `--help`: each with its value and
+    /// the variable that sets it, if any.
+    pub fn model_server_help(&self) -> String {
+        let secs = |d: Duration| format!("{} s", d.as_secs_f64());
+        let rows = [
+            ("response body", format!("{} MiB", self.max_response_bytes as f64 / 1048576.0), ""),
+            ("JSON items in one answer", self.max_response_items.to_string(), ""),
+            ("wait for an answer to begin", secs(self.http_timeout), "VAULTBENCH_HTTP_TIMEOUT_S"),
+            ("connect", secs(self.connect_timeout.min(self.http_timeout)), ""),
+            ("gap in an answer", secs(self.body_stall_timeout), ""),
+            ("read a whole answer", secs(self.body_timeout), ""),
+            ("liveness check at a run's timeout", secs(self.liveness_timeout), ""),
+            ("attempts per model call", self.retry_attempts.to_string(), "VAULTBENCH_RETRY_ATTEMPTS"),
+            ("first backoff (ms)", self.retry_base_delay.as_millis().to_string(), "VAULTBENCH_RETRY_BASE_MS"),
+            ("retry budget", secs(self.retry_budget), "VAULTBENCH_RETRY_MAX_S"),
+        ];
+        let mut out = String::from(
+            "Limits on model servers (docs/limits.md lists every limit and what hitting it looks like):\n",
+        );
+        for (what, value, var) in rows {
+            let var = if var.is_empty() { String::new() } else { format!("  [{var}]") };
+            out.push_str(&format!("  {what:<36}{value}{var}\n"));
+        }
+        out
+    }
+
+    /// The defaults, with the overrides the environment sets:
+    /// `VAULTBENCH_HTTP_TIMEOUT_S` (seconds, fractions allowed),
+    /// `VAULTBENCH_RETRY_ATTEMPTS`, `VAULTBENCH_RETRY_BASE_MS` and
+    /// `VAULTBENCH_RETRY_MAX_S`. A value that is not a number of the right
+    /// kind is an error naming the variable; a huge one is clamped to
+    /// [`LONGEST_OUTSIDE_WAIT`].
+    pub fn from_env() -> Result<Limits> {
+        Limits::from_vars(env::nonempty)
+    }
+
+    /// [`Limits::from_env`] with the variables read by `var`.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Limits> {
+        let mut limits = Limits::default();
+        if let Some(v) = var("VAULTBENCH_HTTP_TIMEOUT_S") {
+            limits.http_timeout = v
+                .parse::<f64>()
+                .ok()
+                .filter(|s| *s > 0.0)
+                .and_then(|s| seconds_from_outside(s, LONGEST_OUTSIDE_WAIT))
+                .with_context(|| {
+                    format!("VAULTBENCH_HTTP_TIMEOUT_S is `{v}`: set it to a positive number of seconds, e.g. 600")
+                })?;
+        }
+        if let Some(v) = var("VAULTBENCH_RETRY_ATTEMPTS") {
+            limits.retry_attempts = v.parse().ok().filter(|n| *n >= 1).with_context(|| {
+                format!("VAULTBENCH_RETRY_ATTEMPTS is `{v}`: set it to a whole number of at least 1")
+            })?;
+        }
+        if let Some(v) = var("VAULTBENCH_RETRY_BASE_MS") {
+            let ms: u64 = v.parse().with_context(|| {
+                format!("VAULTBENCH_RETRY_BASE_MS is `{v}`: set it to a whole number of milliseconds")
+            })?;
+            limits.retry_base_delay = Duration::from_millis(ms).min(LONGEST_OUTSIDE_WAIT);
+            limits.retry_max_delay = limits.retry_max_delay.max(limits.retry_base_delay);
+        }
+        if let Some(v) = var("VAULTBENCH_RETRY_MAX_S") {
+            let s: u64 = v
+                .parse()
+                .with_context(|| format!("VAULTBENCH_RETRY_MAX_S is `{v}`: set it to a whole number of seconds"))?;
+            limits.retry_budget = Duration::from_secs(s).min(LONGEST_OUTSIDE_WAIT);
+        }
+        Ok(limits)
+    }
 }
 
 #[cfg(test)]
@@ -75,5 +207,60 @@ mod tests {
         assert_eq!(seconds_from_outside(f64::NAN, cap), None);
         assert_eq!(seconds_from_outside(-1.0, cap), None);
         assert_eq!(seconds_from_outside(1.5, cap), Some(Duration::from_millis(1500)));
+    }
+
+    fn vars(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn environment_overrides_are_checked_and_clamped() {
+        assert_eq!(Limits::from_vars(vars(&[])).unwrap(), Limits::default());
+        let l = Limits::from_vars(vars(&[
+            ("VAULTBENCH_HTTP_TIMEOUT_S", "1e300"),
+            ("VAULTBENCH_RETRY_ATTEMPTS", "2"),
+            ("VAULTBENCH_RETRY_BASE_MS", "18446744073709551615"),
+            ("VAULTBENCH_RETRY_MAX_S", "18446744073709551615"),
+        ]))
+        .unwrap();
+        assert_eq!(l.http_timeout, LONGEST_OUTSIDE_WAIT);
+        assert_eq!(l.retry_attempts, 2);
+        assert_eq!(
+            (l.retry_base_delay, l.retry_max_delay, l.retry_budget),
+            (LONGEST_OUTSIDE_WAIT, LONGEST_OUTSIDE_WAIT, LONGEST_OUTSIDE_WAIT)
+        );
+        let l = Limits::from_vars(vars(&[("VAULTBENCH_HTTP_TIMEOUT_S", "0.25")])).unwrap();
+        assert_eq!(l.http_timeout, Duration::from_millis(250));
+        for (name, bad) in [
+            ("VAULTBENCH_HTTP_TIMEOUT_S", "NaN"),
+            ("VAULTBENCH_HTTP_TIMEOUT_S", "inf"),
+            ("VAULTBENCH_HTTP_TIMEOUT_S", "0"),
+            ("VAULTBENCH_HTTP_TIMEOUT_S", "-5"),
+            ("VAULTBENCH_RETRY_ATTEMPTS", "0"),
+            ("VAULTBENCH_RETRY_ATTEMPTS", "1e3"),
+            ("VAULTBENCH_RETRY_BASE_MS", "-1"),
+            ("VAULTBENCH_RETRY_MAX_S", "ten"),
+        ] {
+            let pairs: &'static [(&'static str, &'static str)] = Box::leak(Box::new([(name, bad)]));
+            let err = Limits::from_vars(vars(pairs)).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("{name} is `{bad}`")), "{err}");
+        }
+    }
+
+    #[test]
+    fn help_lists_the_model_server_limits_with_their_variables() {
+        let help = Limits { http_timeout: Duration::from_millis(2500), ..Limits::default() }.model_server_help();
+        assert!(help.contains("response body                       4 MiB\n"), "{help}");
+        assert!(help.contains("wait for an answer to begin         2.5 s  [VAULTBENCH_HTTP_TIMEOUT_S]"), "{help}");
+        for var in ["VAULTBENCH_RETRY_ATTEMPTS", "VAULTBENCH_RETRY_BASE_MS", "VAULTBENCH_RETRY_MAX_S"] {
+            assert!(help.contains(var), "{help}");
+        }
+    }
+
+    #[test]
+    fn deadlines_saturate() {
+        let now = Instant::now();
+        assert_eq!(deadline_after(now, Duration::from_secs(1)), now + Duration::from_secs(1));
+        assert!(deadline_after(now, Duration::MAX) > now);
     }
 }

@@ -39,6 +39,7 @@ enum Command {
     /// transcript per run, prints the summary and the regression check against
     /// <baselines>/<provider>-<model>.json. Ctrl-C saves what finished (resume
     /// with --resume RUN_ID).
+    #[command(after_long_help = vaultbench::limits::Limits::from_env().unwrap_or_default().model_server_help())]
     Run(Box<RunArgs>),
     /// Join the results of `run --shard I/N` into one result.
     Merge {
@@ -290,7 +291,7 @@ fn cmd_calibrate_judge(
 ) -> Result<ExitCode> {
     let path = file.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
     let set: CalibrationFile = fsio::read_json(&path)?;
-    let mut config = judge::JudgeConfig::from_env();
+    let mut config = judge::JudgeConfig::from_env()?;
     config.model = model;
     if let Some(p) = provider {
         config.provider = p;

@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 use crate::format::result::RunMetrics;
 use crate::jsnum;
+use crate::limits::{Limits, deadline_after};
 use crate::pricing::{self, Pricing};
-use crate::provider::{ChatRequest, Message, Model, ToolSpec, Usage};
+use crate::provider::{ChatRequest, Message, Model, ModelError, ToolSpec, Usage};
 use crate::vault::{LoopDetector, Toolbox, Vault};
 
 pub use transcript::{End, Event, Transcript};
@@ -32,6 +33,8 @@ pub struct Request<'a> {
     pub timeout: Duration,
     /// A cap on the tokens of each model reply (`None`: the provider's default).
     pub max_output_tokens: Option<u32>,
+    /// The caps and deadlines the run is held to.
+    pub limits: &'a Limits,
 }
 
 /// How a run ended.
@@ -124,12 +127,17 @@ pub async fn run(
         Ok(first) => {
             state.events.push(Event::UserMessage { text: first.clone() });
             state.messages.push(Message::User { text: first });
-            let conversation = converse(&mut state, model, vault, toolbox, &system, &specs, &request);
-            match tokio::time::timeout(request.timeout, conversation).await {
+            let deadline = deadline_after(state.started, request.timeout);
+            let conversation = converse(&mut state, model, vault, toolbox, &system, &specs, &request, deadline);
+            // The conversation stops itself at the deadline: each turn checks
+            // it, and a model call in flight is told it (see
+            // `ChatRequest::deadline`), which takes a moment to tell a slow
+            // model from a hung server. This outer limit, a grace later, is
+            // the backstop.
+            let backstop = request.timeout.saturating_add(request.limits.timeout_grace);
+            match tokio::time::timeout(backstop, conversation).await {
                 Ok(end) => end,
-                Err(_) => {
-                    (Ending::TimedOut, format!("no final answer within timeoutMs = {} ms", request.timeout.as_millis()))
-                }
+                Err(_) => (Ending::TimedOut, timeout_detail(&request)),
             }
         }
     };
@@ -150,6 +158,11 @@ pub async fn run(
     }
 }
 
+fn timeout_detail(request: &Request<'_>) -> String {
+    format!("no final answer within timeoutMs = {} ms", request.timeout.as_millis())
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn converse(
     state: &mut State,
     model: &dyn Model,
@@ -158,11 +171,15 @@ async fn converse(
     system: &str,
     specs: &[ToolSpec],
     limits: &Request<'_>,
+    deadline: Instant,
 ) -> (Ending, String) {
     let max_turns = limits.max_turns;
     loop {
         if state.turns >= max_turns {
             return (Ending::TurnLimit, format!("maxTurns = {max_turns} model calls made without a final answer"));
+        }
+        if Instant::now() >= deadline {
+            return (Ending::TimedOut, timeout_detail(limits));
         }
         state.turns += 1;
         let turn = state.turns;
@@ -174,13 +191,20 @@ async fn converse(
             tools: specs,
             temperature: None,
             max_output_tokens: limits.max_output_tokens,
+            deadline: Some(deadline),
         };
         let reply = match model.chat(request).await {
             Ok(reply) => reply,
+            // The model, not the server, was still at work: the run timed out.
+            Err(ModelError::OutOfTime(why)) => {
+                let message = format!("{}: model call {turn} was cut off: {why}", timeout_detail(limits));
+                state.events.push(Event::ModelError { turn, at_ms, message: message.clone() });
+                return (Ending::TimedOut, message);
+            }
             Err(e) => {
                 let message = format!("model call {turn} failed: {e}");
                 state.events.push(Event::ModelError { turn, at_ms, message: message.clone() });
-                if matches!(e, crate::provider::ModelError::ContextOverflow(_)) {
+                if matches!(e, ModelError::ContextOverflow(_)) {
                     return (Ending::ContextExceeded, message);
                 }
                 state.errors.push(message.clone());
@@ -188,6 +212,7 @@ async fn converse(
             }
         };
         state.usages.push(reply.usage);
+        let final_answer = reply.tool_calls.is_empty();
         state.events.push(Event::ModelCall {
             turn,
             at_ms,
@@ -196,15 +221,17 @@ async fn converse(
             text: reply.text.clone(),
             tool_calls: reply.tool_calls.clone(),
         });
-        state.messages.push(Message::Assistant {
-            text: reply.text.clone(),
-            tool_calls: reply.tool_calls.clone(),
-            raw: reply.raw.clone(),
-        });
-        if reply.tool_calls.is_empty() {
+        if final_answer {
+            // Moved, not copied: the conversation ends here, so the answer
+            // is not added to it (one copy less of the largest text).
             state.response_text = reply.text;
             return (Ending::Answered, format!("final answer after {turn} model calls"));
         }
+        state.messages.push(Message::Assistant {
+            text: reply.text,
+            tool_calls: reply.tool_calls.clone(),
+            raw: reply.raw,
+        });
         for call in &reply.tool_calls {
             // Tools run inline: they are local file operations of microseconds
             // to a few milliseconds, and running them on this task means a
@@ -256,7 +283,8 @@ fn metrics(state: &State, reports_cache: bool, pricing: &Pricing, duration_ms: u
         prompt_tokens,
         cached_tokens,
         cache_ratio,
-        output_tokens: state.usages.iter().map(|u| u.output_tokens).sum(),
+        // Server figures: summed without overflowing.
+        output_tokens: state.usages.iter().fold(0u64, |sum, u| sum.saturating_add(u.output_tokens)),
         cost_usd: pricing::cost(pricing, &state.usages),
         loop_fires: state.loops.fires(),
         duration_ms,

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::limits::Limits;
 use crate::pricing::Price;
 use crate::provider::{BoxFuture, ModelError, ModelReply, ToolCall};
 use crate::vault::tools::testing::TestVault;
@@ -66,8 +67,11 @@ fn request(max_turns: u32) -> Request<'static> {
         max_turns,
         timeout: Duration::from_secs(5),
         max_output_tokens: None,
+        limits: &LIMITS,
     }
 }
+
+static LIMITS: std::sync::LazyLock<Limits> = std::sync::LazyLock::new(Limits::default);
 
 fn vault() -> TestVault {
     TestVault::new(&[("eval-scratch/budget.md", "The approved budget is 88,000 marks.\n")])
@@ -180,6 +184,56 @@ fn a_context_overflow_fails_the_run_without_a_harness_error() {
     assert!(out.errors.is_empty(), "the model's limit is not a harness fault: {:?}", out.errors);
     assert_eq!(out.transcript.end.reason, "context_exceeded");
     assert!(out.transcript.events.iter().any(|e| matches!(e, Event::ModelError { turn: 2, .. })));
+}
+
+#[test]
+fn a_model_still_thinking_at_the_deadline_times_out_without_a_harness_error() {
+    let v = vault();
+    let model = Scripted::new(vec![
+        reply("", vec![call("list_files", json!({"path": ""}))], (5, None, 1)),
+        Err(ModelError::OutOfTime("openai: the model was still working on its answer after 1.0 s".into())),
+    ]);
+    let out = run_with(&model, &v, request(15), &Pricing::Free);
+    assert_eq!(out.ending, Ending::TimedOut);
+    assert!(out.errors.is_empty(), "the model's time, not a harness fault: {:?}", out.errors);
+    assert_eq!(out.transcript.end.reason, "timed_out");
+    assert!(out.transcript.end.detail.contains("model call 2 was cut off: openai: the model was still working"));
+}
+
+#[test]
+fn every_model_call_is_told_the_runs_deadline_and_token_sums_never_overflow() {
+    struct Deadlines(Mutex<Vec<Option<std::time::Instant>>>);
+    impl Model for Deadlines {
+        fn provider(&self) -> &str {
+            "d"
+        }
+        fn model_id(&self) -> &str {
+            "d"
+        }
+        fn reports_cache(&self) -> bool {
+            false
+        }
+        fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
+            let mut seen = self.0.lock().unwrap();
+            seen.push(request.deadline);
+            let calls = if seen.len() < 3 { vec![call("list_files", json!({"path": ""}))] } else { vec![] };
+            let usage = Usage { prompt_tokens: u64::MAX, cached_tokens: None, output_tokens: u64::MAX };
+            Box::pin(async move { Ok(ModelReply { text: "done".into(), tool_calls: calls, usage, raw: None }) })
+        }
+    }
+    let v = vault();
+    let model = Deadlines(Mutex::new(Vec::new()));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    let started = std::time::Instant::now();
+    let out = rt.block_on(super::run(&model, &v.vault, &Toolbox::standard(), request(15), &Pricing::Free));
+    assert_eq!(out.ending, Ending::Answered);
+    assert_eq!(out.metrics.output_tokens, u64::MAX);
+    let seen = model.0.lock().unwrap();
+    assert_eq!(seen.len(), 3);
+    let first = seen[0].expect("a deadline");
+    assert!(seen.iter().all(|d| *d == Some(first)), "one deadline for the run: {seen:?}");
+    let after = first.duration_since(started);
+    assert!(after >= Duration::from_secs(5) && after < Duration::from_millis(5500), "{after:?}");
 }
 
 #[test]

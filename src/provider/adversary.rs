@@ -111,6 +111,7 @@ mod tests {
             max_turns: 15,
             timeout: std::time::Duration::from_secs(5),
             max_output_tokens: None,
+            limits: &crate::limits::Limits::default(),
         };
         rt.block_on(agent::run(&adversary, &v.vault, &Toolbox::standard(), req, &Pricing::Free))
     }

@@ -16,14 +16,14 @@
 //! Parameter schemas are converted to the OpenAPI subset Gemini accepts
 //! ([`schema`]). It does not retry (see `retry`).
 
-use std::time::Duration;
-
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
-use super::http::{Header, Overrides, Transport, env_nonempty};
+use super::http::{Header, Transport};
 use super::wire::CallIds;
-use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, ToolCall, ToolSpec, Usage};
+use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, Overrides, ToolCall, ToolSpec, Usage};
+use crate::env;
+use crate::limits::Limits;
 
 /// Google's public endpoint.
 pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com";
@@ -35,7 +35,7 @@ pub struct GeminiConfig {
     pub api_key: String,
     /// Scheme and host, without `/v1beta` (e.g. [`DEFAULT_BASE_URL`]).
     pub base_url: String,
-    pub timeout: Duration,
+    pub limits: Limits,
 }
 
 impl std::fmt::Debug for GeminiConfig {
@@ -44,27 +44,26 @@ impl std::fmt::Debug for GeminiConfig {
             .field("model", &self.model)
             .field("api_key", &"[REDACTED]")
             .field("base_url", &self.base_url)
-            .field("timeout", &self.timeout)
+            .field("limits", &self.limits)
             .finish()
     }
 }
 
 impl GeminiConfig {
-    /// `GEMINI_API_KEY` (required), `GEMINI_BASE_URL` and
-    /// `VAULTBENCH_HTTP_TIMEOUT_S`, unless `overrides` gives them.
-    pub fn from_env(model: &str, overrides: &Overrides) -> Result<GeminiConfig> {
+    /// `GEMINI_API_KEY` (required) and `GEMINI_BASE_URL`, unless
+    /// `overrides` gives them.
+    pub fn from_env(model: &str, overrides: &Overrides, limits: &Limits) -> Result<GeminiConfig> {
         let api_key = overrides
             .api_key
             .clone()
-            .or_else(|| env_nonempty("GEMINI_API_KEY"))
+            .or_else(|| env::nonempty("GEMINI_API_KEY"))
             .context("gemini: no API key: set GEMINI_API_KEY (create one at https://aistudio.google.com/apikey)")?;
         let base_url = overrides
             .base_url
             .clone()
-            .or_else(|| env_nonempty("GEMINI_BASE_URL"))
+            .or_else(|| env::nonempty("GEMINI_BASE_URL"))
             .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
-        let timeout = overrides.timeout_or_env()?;
-        Ok(GeminiConfig { model: model.to_string(), api_key, base_url, timeout })
+        Ok(GeminiConfig { model: model.to_string(), api_key, base_url, limits: limits.clone() })
     }
 }
 
@@ -72,7 +71,6 @@ impl GeminiConfig {
 pub struct Gemini {
     model: String,
     url: String,
-    api_key: String,
     http: Transport,
     ids: CallIds,
 }
@@ -86,20 +84,18 @@ impl Gemini {
             anyhow::bail!("gemini: GEMINI_BASE_URL `{base}` is not an http(s) URL, e.g. {DEFAULT_BASE_URL}");
         }
         let url = format!("{base}/v1beta/models/{model}:generateContent");
-        let http = Transport::new("gemini", config.timeout, vec![config.api_key.clone()])?;
-        Ok(Gemini { model, url, api_key: config.api_key, http, ids: CallIds::default() })
-    }
-
-    /// [`GeminiConfig::from_env`] without overrides.
-    pub fn from_env(model: &str) -> Result<Gemini> {
-        Gemini::new(GeminiConfig::from_env(model, &Overrides::default())?)
+        // models.get: cheap, and answered at once by a live endpoint.
+        let liveness = format!("{base}/v1beta/models/{model}");
+        let key = Header { name: "x-goog-api-key", value: config.api_key.clone(), secret: true };
+        let http = Transport::new("gemini", &config.limits, vec![key], liveness, vec![config.api_key])?;
+        Ok(Gemini { model, url, http, ids: CallIds::default() })
     }
 
     async fn call(&self, request: ChatRequest<'_>) -> Result<ModelReply, ModelError> {
         let body = request_body(&request);
-        let headers = [Header { name: "x-goog-api-key", value: &self.api_key, secret: true }];
-        let answer = self.http.post_json(&self.url, &headers, &body).await?;
-        parse_reply(&answer, &self.ids).map_err(|e| ModelError::Fatal(self.http.scrub(&e)))
+        let answer = self.http.post_json(&self.url, &body, request.deadline).await?;
+        let reply = parse_reply(&answer, &self.ids).map_err(|e| ModelError::Fatal(self.http.scrub(&e)))?;
+        Ok(self.http.scrub_reply(reply))
     }
 }
 
@@ -285,7 +281,8 @@ fn usage(answer: &Value) -> Usage {
     Usage {
         prompt_tokens: n("promptTokenCount"),
         cached_tokens: Some(n("cachedContentTokenCount")),
-        output_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+        // Figures from outside: added without overflowing.
+        output_tokens: n("candidatesTokenCount").saturating_add(n("thoughtsTokenCount")),
     }
 }
 

@@ -1,165 +1,203 @@
 //! The HTTP side shared by the remote providers (gemini, ollama, openai): one
-//! reqwest client per provider, a JSON POST that turns every failure into a
-//! [`ModelError`] with a message naming the provider, the HTTP status and the
-//! server's own error text, and the registry of the three providers.
+//! reqwest client per provider, and a JSON POST that enforces the limits of
+//! [`Limits`] on the server and turns every failure into a [`ModelError`]
+//! whose message names the provider, the HTTP status and the server's own
+//! error text.
+//!
+//! One model call has two phases, told apart by the response headers (the
+//! rule is documented in docs/limits.md, "Model servers"):
+//! - **waiting**, from sending the request until the headers: the model is
+//!   computing a non-streaming answer, so this is the model's time, bounded
+//!   by `http_timeout`. If the run's own deadline comes first, a cheap
+//!   liveness request decides: a server that answers it is busy with a slow
+//!   model ([`ModelError::OutOfTime`], the run timed out); one that does not
+//!   is hung (a harness error).
+//! - **reading**, from the headers on: the answer is complete on the
+//!   server, so a gap longer than `body_stall_timeout`, a read longer than
+//!   `body_timeout`, a broken connection or a truncated answer is a server
+//!   or network fault (transient: retried), and the run's deadline coming
+//!   now is a harness error. The body is read piece by piece and never
+//!   buffered past `max_response_bytes`.
 //!
 //! What is transient and what is fatal is decided here, once: HTTP 408, 429
-//! and 5xx, connection failures and timeouts are transient; every other
-//! status, and an answer that is not JSON, is fatal. A prompt that overflows
-//! the model's context window is fatal whatever the status (llama.cpp answers
-//! it with a 500), because retrying the same prompt cannot succeed.
+//! and 5xx, connection failures, timeouts, stalls and truncated answers are
+//! transient; every other status, an answer that is not JSON and an answer
+//! over a cap are fatal. A prompt that overflows the model's context window
+//! is its own error whatever the status (llama.cpp answers it with a 500),
+//! because retrying the same prompt cannot succeed.
 //!
-//! API keys never leave this module in an error: every error text, and every
-//! response body, is scrubbed of the keys the provider was given.
+//! API keys never leave this module: every error text and every answer is
+//! scrubbed of the provider's keys, decoded forms included (see `secrets`).
 //!
-//! It does not know any wire format (see `gemini`, `ollama`, `openai`) and does
-//! not retry (see `retry`).
+//! It does not know any wire format (see `gemini`, `ollama`, `openai`), does
+//! not retry (see `retry`) and does not choose providers (the registry is
+//! the parent module).
 
-use std::sync::{Arc, Once};
-use std::time::{Duration, SystemTime};
+use std::future::Future;
+use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{Context, Result, bail};
-use reqwest::StatusCode;
+use anyhow::{Context, Result};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::{Response, StatusCode};
 use serde_json::Value;
 
-use super::retry::{RetryPolicy, Retrying};
-use super::{Model, ModelError};
-
-/// The providers this module builds.
-pub const PROVIDERS: &[&str] = &["gemini", "ollama", "openai"];
-
-/// Per-request timeout when `VAULTBENCH_HTTP_TIMEOUT_S` is not set: generous,
-/// because a local model on a small machine can take minutes per answer.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+use super::secrets::Secrets;
+use super::{ModelError, ModelReply};
+use crate::limits::{LONGEST_OUTSIDE_WAIT, Limits, deadline_after, seconds_from_outside};
 
 /// Most characters of a server's error text kept in a message.
 const ERROR_TEXT_LIMIT: usize = 600;
 
-/// Keys shorter than this are placeholders that local servers ignore
-/// (`ollama`, `lm-studio`, `none`), not secrets; scrubbing them out of a model's
-/// answer would change the answer being scored, so only error texts lose them.
-const SECRET_MIN_LEN_IN_ANSWERS: usize = 16;
-
-/// Explicit settings that take precedence over the environment, e.g. the
-/// judge's own key (`EVAL_JUDGE_API_KEY`) and endpoint.
-#[derive(Debug, Clone, Default)]
-pub struct Overrides {
-    pub api_key: Option<String>,
-    pub base_url: Option<String>,
-    pub timeout: Option<Duration>,
-}
-
-impl Overrides {
-    /// The explicit timeout, else [`timeout_from_env`].
-    pub fn timeout_or_env(&self) -> Result<Duration> {
-        self.timeout.map_or_else(timeout_from_env, Ok)
-    }
-}
-
-/// Build `provider`'s client for `model_id` from the environment, wrapped in
-/// the retry policy of the environment (see [`RetryPolicy::from_env`]).
-pub fn build(provider: &str, model_id: &str) -> Result<Arc<dyn Model>> {
-    build_with(provider, model_id, &Overrides::default())
-}
-
-/// [`build`], with explicit settings taking precedence over the environment.
-pub fn build_with(provider: &str, model_id: &str, overrides: &Overrides) -> Result<Arc<dyn Model>> {
-    if model_id.trim().is_empty() {
-        bail!("no model id given for provider `{provider}`: pass --model");
-    }
-    let inner: Arc<dyn Model> = match provider {
-        "gemini" => Arc::new(super::gemini::Gemini::new(super::gemini::GeminiConfig::from_env(model_id, overrides)?)?),
-        "ollama" => Arc::new(super::ollama::Ollama::new(super::ollama::OllamaConfig::from_env(model_id, overrides)?)?),
-        "openai" => Arc::new(super::openai::OpenAi::new(super::openai::OpenAiConfig::from_env(model_id, overrides)?)?),
-        other => bail!("unknown provider `{other}`: the HTTP providers are {}", PROVIDERS.join(", ")),
-    };
-    Ok(Arc::new(Retrying::new(inner, RetryPolicy::from_env()?)))
-}
-
-/// The per-request timeout: `VAULTBENCH_HTTP_TIMEOUT_S` (seconds) or [`DEFAULT_TIMEOUT`].
-pub fn timeout_from_env() -> Result<Duration> {
-    match env_nonempty("VAULTBENCH_HTTP_TIMEOUT_S") {
-        None => Ok(DEFAULT_TIMEOUT),
-        Some(v) => {
-            let secs: f64 = v.parse().ok().filter(|s: &f64| s.is_finite() && *s > 0.0).with_context(|| {
-                format!("VAULTBENCH_HTTP_TIMEOUT_S is `{v}`: set it to a positive number of seconds, e.g. 600")
-            })?;
-            Ok(Duration::from_secs_f64(secs))
-        }
-    }
-}
-
-/// An environment variable, `None` when unset or blank.
-pub(crate) fn env_nonempty(name: &str) -> Option<String> {
-    std::env::var(name).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
-}
-
-/// A provider's connection: its client, its name for messages and the
-/// secrets that must never appear in what it returns.
-pub(crate) struct Transport {
-    provider: &'static str,
-    client: reqwest::Client,
-    timeout: Duration,
-    secrets: Vec<String>,
-}
+/// Most bytes of an error answer (4xx, 5xx) read: enough for any server's
+/// error message; the rest is not needed.
+const ERROR_BODY_LIMIT: u64 = 64 * 1024;
 
 /// A header to send, marked sensitive when it carries a key.
-pub(crate) struct Header<'a> {
+pub(crate) struct Header {
     pub name: &'static str,
-    pub value: &'a str,
+    pub value: String,
     pub secret: bool,
 }
 
+/// A provider's connection: its client, its name for messages, the headers
+/// of every request, where to check that the server is alive, its limits
+/// and the secrets that must never appear in what it returns.
+pub(crate) struct Transport {
+    provider: &'static str,
+    client: reqwest::Client,
+    headers: HeaderMap,
+    liveness_url: String,
+    limits: Limits,
+    secrets: Secrets,
+}
+
+/// What ended a wait.
+enum Waited<T> {
+    Done(T),
+    /// The phase's own limit passed.
+    Limit,
+    /// The run's deadline passed.
+    RunDeadline,
+}
+
+/// `work`, unless `limit` or the run's `deadline` comes first.
+async fn within<T>(work: impl Future<Output = T>, limit: Instant, deadline: Option<Instant>) -> Waited<T> {
+    let run_deadline = async {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        done = work => Waited::Done(done),
+        () = tokio::time::sleep_until(limit.into()) => Waited::Limit,
+        () = run_deadline => Waited::RunDeadline,
+    }
+}
+
 impl Transport {
-    pub(crate) fn new(provider: &'static str, timeout: Duration, secrets: Vec<String>) -> Result<Transport> {
-        static CRYPTO: Once = Once::new();
+    /// A connection for `provider` sending `headers` with every request;
+    /// `liveness_url` is a cheap GET the server answers at once when alive.
+    pub(crate) fn new(
+        provider: &'static str,
+        limits: &Limits,
+        headers: Vec<Header>,
+        liveness_url: String,
+        secrets: Vec<String>,
+    ) -> Result<Transport> {
+        static CRYPTO: std::sync::Once = std::sync::Once::new();
         // reqwest is built without a default TLS crypto provider; ring is the
         // one this crate links. Installing fails only if another part of the
         // process installed one first, which serves as well.
         CRYPTO.call_once(|| {
             let _ = rustls::crypto::ring::default_provider().install_default();
         });
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(30)))
-            .build()
-            .with_context(|| format!("{provider}: building the HTTP client"))?;
-        let secrets = secrets.into_iter().filter(|s| !s.is_empty()).collect();
-        Ok(Transport { provider, client, timeout, secrets })
-    }
-
-    /// POST `body` as JSON to `url` and return the JSON answer.
-    pub(crate) async fn post_json(&self, url: &str, headers: &[Header<'_>], body: &Value) -> Result<Value, ModelError> {
         let mut map = HeaderMap::new();
         for h in headers {
-            let mut value = HeaderValue::from_str(h.value).map_err(|_| {
-                ModelError::Fatal(format!(
-                    "{}: the value of the {} header contains characters HTTP does not allow",
-                    self.provider, h.name
-                ))
+            let mut value = HeaderValue::from_str(&h.value).map_err(|_| {
+                anyhow::anyhow!(
+                    "{provider}: the value of the {} header contains characters HTTP does not allow",
+                    h.name
+                )
             })?;
             value.set_sensitive(h.secret);
             map.insert(HeaderName::from_static(h.name), value);
         }
-        let response =
-            self.client.post(url).headers(map).json(body).send().await.map_err(|e| self.send_error(url, &e))?;
-        let status = response.status();
-        let retry_after = response.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
-        let bytes = response.bytes().await.map_err(|e| self.send_error(url, &e))?;
-        let text = self.scrub_answer(&String::from_utf8_lossy(&bytes));
+        // No whole-request timeout: the phases have their own (see the module docs).
+        let client = reqwest::Client::builder()
+            .connect_timeout(limits.connect_timeout.min(limits.http_timeout))
+            .build()
+            .with_context(|| format!("{provider}: building the HTTP client"))?;
+        Ok(Transport {
+            provider,
+            client,
+            headers: map,
+            liveness_url,
+            limits: limits.clone(),
+            secrets: Secrets::new(secrets),
+        })
+    }
 
+    /// POST `body` as JSON to `url` and return the JSON answer, scrubbed of
+    /// keys. `deadline` is the run's: see the module docs for what happens
+    /// when it passes during the call.
+    pub(crate) async fn post_json(
+        &self,
+        url: &str,
+        body: &Value,
+        deadline: Option<Instant>,
+    ) -> Result<Value, ModelError> {
+        let sent = Instant::now();
+        let request = self.client.post(url).headers(self.headers.clone()).json(body).send();
+        let mut response = match within(request, deadline_after(sent, self.limits.http_timeout), deadline).await {
+            Waited::Done(Ok(response)) => response,
+            Waited::Done(Err(e)) => return Err(self.send_error(url, &e)),
+            Waited::Limit => {
+                return Err(self.transient(format!(
+                    "no answer from {} within {} s (set VAULTBENCH_HTTP_TIMEOUT_S for slow models)",
+                    without_query(url),
+                    self.limits.http_timeout.as_secs_f64()
+                )));
+            }
+            Waited::RunDeadline => return Err(self.still_waiting(url, sent).await),
+        };
+        let status = response.status();
+        let retry_after = retry_after(response.headers());
+        let text = self.read_body(&mut response, url, status, deadline).await?;
         if !status.is_success() {
-            return Err(self.status_error(status, &text, retry_after));
+            return Err(self.status_error(status, &self.scrub(&text), retry_after));
         }
-        let value: Value = serde_json::from_str(&text).map_err(|e| {
-            ModelError::Fatal(self.scrub(&format!(
-                "{}: HTTP {} but the answer is not valid JSON ({e}): {}",
+        let items = json_items(text.as_bytes());
+        if items > self.limits.max_response_items {
+            return Err(ModelError::Fatal(format!(
+                "{}: the answer from {} holds more than {} JSON items (max_response_items); not reading it",
                 self.provider,
-                status.as_u16(),
-                preview(&text)
-            )))
-        })?;
+                without_query(url),
+                self.limits.max_response_items
+            )));
+        }
+        let mut value: Value = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            // The body ended inside the JSON: cut off on the way, worth another try.
+            Err(e) if e.is_eof() => {
+                return Err(self.transient(format!(
+                    "the answer from {} ended early, after {} bytes ({e})",
+                    without_query(url),
+                    text.len()
+                )));
+            }
+            Err(e) => {
+                return Err(ModelError::Fatal(self.scrub(&format!(
+                    "{}: HTTP {} but the answer is not valid JSON ({e}): {}",
+                    self.provider,
+                    status.as_u16(),
+                    preview(&text)
+                ))));
+            }
+        };
+        drop(text);
+        self.secrets.scrub_value(&mut value);
         // Some OpenAI-compatible servers report failures with a 200 status.
         if let Some(err) = value.get("error").filter(|e| !e.is_null())
             && value.get("choices").is_none()
@@ -172,31 +210,143 @@ impl Transport {
         Ok(value)
     }
 
-    fn send_error(&self, url: &str, e: &reqwest::Error) -> ModelError {
-        // The sources hold the useful part ("connection refused", "connection
-        // reset"); the top message only repeats the URL.
-        let mut causes = Vec::new();
-        let mut source = std::error::Error::source(e);
-        while let Some(s) = source {
-            causes.push(s.to_string());
-            source = s.source();
+    /// A provider's reply without keys, however its parts assembled them.
+    pub(crate) fn scrub_reply(&self, mut reply: ModelReply) -> ModelReply {
+        self.secrets.scrub_reply(&mut reply);
+        reply
+    }
+
+    /// Read the body of `response`, at most `max_response_bytes` of it
+    /// (an error answer: its first [`ERROR_BODY_LIMIT`] bytes).
+    async fn read_body(
+        &self,
+        response: &mut Response,
+        url: &str,
+        status: StatusCode,
+        deadline: Option<Instant>,
+    ) -> Result<String, ModelError> {
+        let answer = status.is_success();
+        let cap = if answer { self.limits.max_response_bytes } else { ERROR_BODY_LIMIT };
+        if answer && let Some(announced) = response.content_length().filter(|n| *n > cap) {
+            return Err(self.too_large(url, Some(announced)));
         }
-        let chain = if causes.is_empty() { e.to_string() } else { causes.join(": ") };
-        let url = url.split('?').next().unwrap_or(url);
+        let url = without_query(url);
+        let headers_at = Instant::now();
+        let read_by = deadline_after(headers_at, self.limits.body_timeout);
+        let mut last_piece = headers_at;
+        // Sized once when the server says how long the body is (within the cap).
+        let announced = response.content_length().unwrap_or(0).min(cap);
+        let mut body: Vec<u8> = Vec::with_capacity(usize::try_from(announced).unwrap_or(0));
+        loop {
+            let limit = deadline_after(last_piece, self.limits.body_stall_timeout).min(read_by);
+            let piece = match within(response.chunk(), limit, deadline).await {
+                Waited::Done(Ok(Some(piece))) => piece,
+                Waited::Done(Ok(None)) => break,
+                // An error answer is read for its message: what arrived will do.
+                _ if !answer => break,
+                Waited::Done(Err(e)) => {
+                    return Err(self.transient(format!(
+                        "the connection broke after {} bytes of the answer from {url}: {}",
+                        body.len(),
+                        causes(&e)
+                    )));
+                }
+                Waited::Limit if Instant::now() >= read_by => {
+                    return Err(self.transient(format!(
+                        "the answer from {url} took longer than {} s to arrive ({} bytes so far): the server or the network is too slow",
+                        self.limits.body_timeout.as_secs_f64(),
+                        body.len()
+                    )));
+                }
+                Waited::Limit => {
+                    return Err(self.transient(format!(
+                        "the answer from {url} stalled: nothing for {} s after {} bytes",
+                        self.limits.body_stall_timeout.as_secs_f64(),
+                        body.len()
+                    )));
+                }
+                Waited::RunDeadline => {
+                    return Err(ModelError::Fatal(self.scrub(&format!(
+                        "{}: the run's time ran out while {url} was still sending its answer ({} bytes in {:.1} s \
+                         since its headers): a server or network fault, not the model's",
+                        self.provider,
+                        body.len(),
+                        headers_at.elapsed().as_secs_f64()
+                    ))));
+                }
+            };
+            let room = usize::try_from(cap).unwrap_or(usize::MAX).saturating_sub(body.len());
+            if piece.len() > room {
+                if answer {
+                    return Err(self.too_large(url, None));
+                }
+                body.extend_from_slice(&piece[..room]);
+                break;
+            }
+            body.extend_from_slice(&piece);
+            last_piece = Instant::now();
+        }
+        Ok(String::from_utf8(body).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    }
+
+    fn too_large(&self, url: &str, announced: Option<u64>) -> ModelError {
+        let size = match announced {
+            Some(n) => format!("announced {}", human_bytes(n)),
+            None => "it went on past that".to_string(),
+        };
+        ModelError::Fatal(self.scrub(&format!(
+            "{}: the answer from {} is larger than the {} cap on one response (max_response_bytes; {size}): \
+             vaultbench stopped reading it. A server fault, not the model's",
+            self.provider,
+            without_query(url),
+            human_bytes(self.limits.max_response_bytes)
+        )))
+    }
+
+    /// The run's deadline passed before the server started answering: the
+    /// model's time ran out if the server is alive, else the server hung.
+    async fn still_waiting(&self, url: &str, sent: Instant) -> ModelError {
+        let waited = sent.elapsed().as_secs_f64();
+        match self.alive().await {
+            Ok(()) => ModelError::OutOfTime(format!(
+                "{}: the model was still working on its answer after {waited:.1} s (the server answered a liveness check)",
+                self.provider
+            )),
+            Err(why) => ModelError::Fatal(self.scrub(&format!(
+                "{}: {} gave no answer in {waited:.1} s, and no answer to a liveness check of {} within {} s ({why}): \
+                 the server is hung, a harness fault",
+                self.provider,
+                without_query(url),
+                without_query(&self.liveness_url),
+                self.limits.liveness_timeout.as_secs_f64()
+            ))),
+        }
+    }
+
+    /// Whether the server answers a cheap request (any status will do).
+    async fn alive(&self) -> Result<(), String> {
+        let check = self.client.get(&self.liveness_url).headers(self.headers.clone()).send();
+        match tokio::time::timeout(self.limits.liveness_timeout, check).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(causes(&e)),
+            Err(_) => Err("no answer".to_string()),
+        }
+    }
+
+    fn transient(&self, what: String) -> ModelError {
+        ModelError::Transient { message: self.scrub(&format!("{}: {what}", self.provider)), retry_after: None }
+    }
+
+    fn send_error(&self, url: &str, e: &reqwest::Error) -> ModelError {
+        let url = without_query(url);
+        let chain = causes(e);
         if e.is_timeout() {
-            ModelError::Transient {
-                message: self.scrub(&format!(
-                    "{}: no answer from {url} within {} s (set VAULTBENCH_HTTP_TIMEOUT_S for slow models)",
-                    self.provider,
-                    self.timeout.as_secs_f64()
-                )),
-                retry_after: None,
-            }
+            self.transient(format!(
+                "could not connect to {url} within {} s: {chain}",
+                self.limits.connect_timeout.min(self.limits.http_timeout).as_secs_f64()
+            ))
         } else if e.is_connect() || e.is_request() || e.is_body() {
-            ModelError::Transient {
-                message: self.scrub(&format!("{}: the request to {url} failed: {chain}", self.provider)),
-                retry_after: None,
-            }
+            self.transient(format!("the request to {url} failed: {chain}"))
         } else {
             ModelError::Fatal(self.scrub(&format!("{}: the request to {url} failed: {chain}", self.provider)))
         }
@@ -233,25 +383,63 @@ impl Transport {
 
     /// Remove every secret from a text meant for people (errors, logs).
     pub(crate) fn scrub(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in &self.secrets {
-            if s.len() >= 4 {
-                out = out.replace(s.as_str(), "[REDACTED]");
-            }
-        }
-        out
+        self.secrets.scrub_message(text)
     }
+}
 
-    /// Remove real secrets from a server's answer before anything reads it.
-    fn scrub_answer(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in &self.secrets {
-            if s.len() >= SECRET_MIN_LEN_IN_ANSWERS && out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), "[REDACTED]");
+/// The causes of a reqwest error: its sources hold the useful part
+/// ("connection refused", "connection reset"); the top message only repeats
+/// the URL.
+fn causes(e: &reqwest::Error) -> String {
+    let mut causes = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        causes.push(s.to_string());
+        source = s.source();
+    }
+    if causes.is_empty() { e.to_string() } else { causes.join(": ") }
+}
+
+/// A URL for messages: without its query, where keys could travel.
+fn without_query(url: &str) -> &str {
+    url.split('?').next().unwrap_or(url)
+}
+
+/// `1.5 MiB`, `300 bytes`.
+fn human_bytes(n: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    match n {
+        n if n >= MIB && n % MIB == 0 => format!("{} MiB", n / MIB),
+        n if n >= MIB => format!("{:.1} MiB", n as f64 / MIB as f64),
+        n if n >= 1024 => format!("{} KiB", n / 1024),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// The JSON items of a body, counted cheaply without parsing: the commas
+/// and opening brackets outside strings. Parsing allocates for each item,
+/// so this bounds the memory a body of tiny values can take.
+fn json_items(body: &[u8]) -> u64 {
+    let mut items = 0u64;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in body {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b',' | b'[' | b'{' => items += 1,
+                _ => {}
             }
         }
-        out
     }
+    items
 }
 
 /// The server's own words from an error body: `error.message`, `error` (a
@@ -313,31 +501,37 @@ pub(crate) fn is_context_overflow(message: &str) -> bool {
         || (m.contains("context") && (m.contains("exceed") || m.contains("too long") || m.contains("overflow")))
 }
 
-/// `Retry-After`: delay seconds or an HTTP-date (RFC 9110 §10.2.3).
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    if let Ok(secs) = value.parse::<f64>()
-        && secs.is_finite()
-        && secs >= 0.0
-    {
-        return Some(Duration::from_secs_f64(secs));
-    }
-    let when = httpdate::parse_http_date(value).ok()?;
-    Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
+/// How long the server asks to wait: `retry-after-ms` (milliseconds, as
+/// OpenAI-compatible and Azure servers send it), else `Retry-After`.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    get("retry-after-ms")
+        .and_then(|v| v.parse::<f64>().ok())
+        .and_then(|ms| seconds_from_outside(ms / 1000.0, LONGEST_OUTSIDE_WAIT))
+        .or_else(|| headers.get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(parse_retry_after))
 }
 
-/// Google APIs put the delay of a 429 in the body
-/// (`error.details[].retryDelay`, e.g. `"37s"`) rather than in a header.
+/// `Retry-After`: delay seconds or an HTTP-date (RFC 9110 §10.2.3). A
+/// figure that is no number or date is ignored; a huge one is clamped to
+/// [`LONGEST_OUTSIDE_WAIT`] (the retry budget then gives up at once).
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<f64>() {
+        return seconds_from_outside(secs, LONGEST_OUTSIDE_WAIT);
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO).min(LONGEST_OUTSIDE_WAIT))
+}
+
+/// Google APIs put the delay of a 429 in the body, as a `RetryInfo` detail
+/// whose `retryDelay` is a protobuf Duration in JSON (`"37s"`, `"0.5s"`).
 fn google_retry_delay(body: &str) -> Option<Duration> {
     let v: Value = serde_json::from_str(body).ok()?;
     let details = v.get("error")?.get("details")?.as_array()?;
     details.iter().find_map(|d| {
         let s = d.get("retryDelay")?.as_str()?;
-        let secs: f64 = s.strip_suffix('s')?.parse().ok()?;
-        (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+        let secs: f64 = s.trim().strip_suffix('s')?.parse().ok()?;
+        seconds_from_outside(secs, LONGEST_OUTSIDE_WAIT)
     })
 }
 
@@ -357,6 +551,39 @@ mod tests {
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon"), None);
         assert_eq!(parse_retry_after("-3"), None);
+    }
+
+    #[test]
+    fn outside_waits_never_overflow() {
+        for huge in ["1e300", "18446744073709551616", "99999999999999999999999", "1.7976931348623157e308"] {
+            assert_eq!(parse_retry_after(huge), Some(LONGEST_OUTSIDE_WAIT), "{huge}");
+        }
+        for junk in ["NaN", "inf", "-inf", "-0.5", "", "1e", "0x10"] {
+            assert_eq!(parse_retry_after(junk), None, "{junk}");
+        }
+        let body = |delay: &str| {
+            format!(
+                r#"{{"error":{{"details":[{{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"{delay}"}}]}}}}"#
+            )
+        };
+        assert_eq!(google_retry_delay(&body("1e300s")), Some(LONGEST_OUTSIDE_WAIT));
+        assert_eq!(google_retry_delay(&body("0.5s")), Some(Duration::from_millis(500)));
+        assert_eq!(google_retry_delay(&body("NaNs")), None);
+        assert_eq!(google_retry_delay(&body("-1s")), None);
+        assert_eq!(google_retry_delay(&body("37")), None);
+    }
+
+    #[test]
+    fn retry_after_ms_comes_first() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("1e300"));
+        assert_eq!(retry_after(&headers), Some(LONGEST_OUTSIDE_WAIT));
+        headers.insert("retry-after-ms", HeaderValue::from_static("later"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
     }
 
     #[test]
@@ -398,11 +625,17 @@ mod tests {
     }
 
     #[test]
-    fn scrub_removes_keys_from_errors_and_long_keys_from_answers() {
-        let t =
-            Transport::new("test", Duration::from_secs(1), vec!["sk-short".into(), "AIzaSy-0123456789abcdef".into()])
-                .unwrap();
-        assert_eq!(t.scrub("key sk-short and AIzaSy-0123456789abcdef"), "key [REDACTED] and [REDACTED]");
-        assert_eq!(t.scrub_answer("sk-short AIzaSy-0123456789abcdef"), "sk-short [REDACTED]");
+    fn json_items_count_structure_outside_strings() {
+        assert_eq!(json_items(br#"{"a": [1, 2, {"b": "x,[{"}], "c\"[,": 3}"#), 6);
+        assert_eq!(json_items(b"0"), 0);
+        assert_eq!(json_items("[0,".repeat(1000).as_bytes()), 2000);
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(human_bytes(4 * 1024 * 1024), "4 MiB");
+        assert_eq!(human_bytes(1536 * 1024), "1.5 MiB");
+        assert_eq!(human_bytes(64 * 1024), "64 KiB");
+        assert_eq!(human_bytes(12), "12 bytes");
     }
 }

@@ -3,14 +3,17 @@
 //! into a [`ModelReply`]. The agent loop only ever sees these types.
 //!
 //! Adding a provider touches one file (its module) plus a line in the
-//! registry. Providers report transient faults (429, 5xx, resets, timeouts) as
-//! [`ModelError::Transient`] so that retrying is decided in one place.
+//! registry ([`build`] and [`build_http`], here). Providers report transient
+//! faults (429, 5xx, resets, timeouts) as [`ModelError::Transient`] so that
+//! retrying is decided in one place (`retry`); the HTTP plumbing they share
+//! (`http`, `secrets`, `wire`) sits below them and knows none of them.
 
 pub mod gemini;
 pub mod http;
 pub mod ollama;
 pub mod openai;
 pub mod retry;
+mod secrets;
 mod wire;
 
 pub mod adversary;
@@ -18,12 +21,13 @@ pub mod reference;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::format::task::Task;
+use crate::limits::Limits;
 
 pub use crate::score::BoxFuture;
 
@@ -85,6 +89,11 @@ pub struct ChatRequest<'a> {
     /// provider's default (which for a local server can be "until the
     /// context is full").
     pub max_output_tokens: Option<u32>,
+    /// The run's own deadline (`timeoutMs`), if any. A call still waiting
+    /// for the model then ends with [`ModelError::OutOfTime`] when the model
+    /// was still working, or a harness error when the server was at fault
+    /// (see `http`).
+    pub deadline: Option<Instant>,
 }
 
 /// Token usage of one model call.
@@ -124,6 +133,11 @@ pub enum ModelError {
     /// served, so the run fails (it does not pass) without a harness error.
     #[error("{0}")]
     ContextOverflow(String),
+    /// The run's deadline passed while the model was still working on its
+    /// answer (the server was alive and had not started answering). Not a
+    /// harness fault: the run timed out, as it would between calls.
+    #[error("{0}")]
+    OutOfTime(String),
 }
 
 /// A model under test (or a judge), reached through its provider's protocol.
@@ -170,10 +184,23 @@ impl ModelSource for Shared {
 pub struct ProviderOptions {
     /// The reference provider's trajectories (`<suite>/references` by default).
     pub references_dir: PathBuf,
+    /// The caps, deadlines and retry budget of the HTTP providers.
+    pub limits: Limits,
+}
+
+/// Explicit settings that take precedence over the environment, e.g. the
+/// judge's own key (`EVAL_JUDGE_API_KEY`) and endpoint.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub api_key: Option<String>,
+    pub base_url: Option<String>,
 }
 
 /// The providers this build knows.
 pub const PROVIDERS: &[&str] = &["gemini", "ollama", "openai", "reference"];
+
+/// The providers reached over HTTP.
+pub const HTTP_PROVIDERS: &[&str] = &["gemini", "ollama", "openai"];
 
 /// The registry: a model source for `provider` and `model_id`.
 pub fn build(
@@ -186,12 +213,33 @@ pub fn build(
             dir: options.references_dir.clone(),
             model_id: model_id.unwrap_or("reference").to_string(),
         })),
-        p if http::PROVIDERS.contains(&p) => {
+        p if HTTP_PROVIDERS.contains(&p) => {
             let model_id = model_id.ok_or_else(|| anyhow::anyhow!("provider `{p}` needs a model: pass --model ID"))?;
-            Ok(Arc::new(Shared(http::build(p, model_id)?)))
+            Ok(Arc::new(Shared(build_http(p, model_id, &Overrides::default(), &options.limits)?)))
         }
         other => anyhow::bail!("unknown provider `{other}`; this build knows: {}", PROVIDERS.join(", ")),
     }
+}
+
+/// The registry of the HTTP providers: `provider`'s client for `model_id`,
+/// configured from the environment unless `overrides` says otherwise, held
+/// to `limits` and wrapped in their retry policy.
+pub fn build_http(
+    provider: &str,
+    model_id: &str,
+    overrides: &Overrides,
+    limits: &Limits,
+) -> anyhow::Result<Arc<dyn Model>> {
+    if model_id.trim().is_empty() {
+        anyhow::bail!("no model id given for provider `{provider}`: pass --model");
+    }
+    let inner: Arc<dyn Model> = match provider {
+        "gemini" => Arc::new(gemini::Gemini::new(gemini::GeminiConfig::from_env(model_id, overrides, limits)?)?),
+        "ollama" => Arc::new(ollama::Ollama::new(ollama::OllamaConfig::from_env(model_id, overrides, limits)?)?),
+        "openai" => Arc::new(openai::OpenAi::new(openai::OpenAiConfig::from_env(model_id, overrides, limits)?)?),
+        other => anyhow::bail!("unknown provider `{other}`: the HTTP providers are {}", HTTP_PROVIDERS.join(", ")),
+    };
+    Ok(Arc::new(retry::Retrying::new(inner, retry::RetryPolicy::from_limits(limits))))
 }
 
 /// The cap on the tokens of one reply when `--max-output-tokens` is not

@@ -11,14 +11,14 @@
 //! The host is `OLLAMA_HOST` (default `http://127.0.0.1:11434`). It does not
 //! retry (see `retry`).
 
-use std::time::Duration;
-
 use anyhow::Result;
 use serde_json::{Map, Value, json};
 
-use super::http::{Overrides, Transport, env_nonempty};
+use super::http::Transport;
 use super::wire::{self, CallIds};
-use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, ToolCall, Usage};
+use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, Overrides, ToolCall, Usage};
+use crate::env;
+use crate::limits::Limits;
 
 /// Where Ollama listens by default.
 pub const DEFAULT_HOST: &str = "http://127.0.0.1:11434";
@@ -29,19 +29,18 @@ pub struct OllamaConfig {
     pub model: String,
     /// `http://host:port`; a bare `host:port` (as `OLLAMA_HOST` allows) gets `http://`.
     pub host: String,
-    pub timeout: Duration,
+    pub limits: Limits,
 }
 
 impl OllamaConfig {
-    /// `OLLAMA_HOST` and `VAULTBENCH_HTTP_TIMEOUT_S`, unless `overrides` gives them.
-    pub fn from_env(model: &str, overrides: &Overrides) -> Result<OllamaConfig> {
+    /// `OLLAMA_HOST`, unless `overrides` gives it.
+    pub fn from_env(model: &str, overrides: &Overrides, limits: &Limits) -> Result<OllamaConfig> {
         let host = overrides
             .base_url
             .clone()
-            .or_else(|| env_nonempty("OLLAMA_HOST"))
+            .or_else(|| env::nonempty("OLLAMA_HOST"))
             .unwrap_or_else(|| DEFAULT_HOST.to_string());
-        let timeout = overrides.timeout_or_env()?;
-        Ok(OllamaConfig { model: model.to_string(), host, timeout })
+        Ok(OllamaConfig { model: model.to_string(), host, limits: limits.clone() })
     }
 }
 
@@ -57,24 +56,20 @@ impl Ollama {
     pub fn new(config: OllamaConfig) -> Result<Ollama> {
         let host = config.host.trim().trim_end_matches('/');
         let host = if host.contains("://") { host.to_string() } else { format!("http://{host}") };
-        let url = format!("{}/api/chat", host.strip_suffix("/api").unwrap_or(&host));
+        let api = format!("{}/api", host.strip_suffix("/api").unwrap_or(&host));
         Ok(Ollama {
             model: config.model.trim().to_string(),
-            url,
-            http: Transport::new("ollama", config.timeout, vec![])?,
+            url: format!("{api}/chat"),
+            // The version: Ollama's cheapest endpoint, answered while a model works.
+            http: Transport::new("ollama", &config.limits, vec![], format!("{api}/version"), vec![])?,
             ids: CallIds::default(),
         })
     }
 
-    /// [`OllamaConfig::from_env`] without overrides.
-    pub fn from_env(model: &str) -> Result<Ollama> {
-        Ollama::new(OllamaConfig::from_env(model, &Overrides::default())?)
-    }
-
     async fn call(&self, request: ChatRequest<'_>) -> Result<ModelReply, ModelError> {
         let body = request_body(&self.model, &request);
-        let answer = self.http.post_json(&self.url, &[], &body).await?;
-        parse_reply(&answer, &request, &self.ids).map_err(ModelError::Fatal)
+        let mut answer = self.http.post_json(&self.url, &body, request.deadline).await?;
+        parse_reply(&mut answer, &request, &self.ids).map_err(ModelError::Fatal)
     }
 }
 
@@ -144,14 +139,19 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
     Value::Object(body)
 }
 
-fn parse_reply(answer: &Value, request: &ChatRequest<'_>, ids: &CallIds) -> Result<ModelReply, String> {
-    let Some(message) = answer.get("message").filter(|m| m.is_object()) else {
+/// Read an `/api/chat` answer; its text is moved out of `answer`, not copied.
+fn parse_reply(answer: &mut Value, request: &ChatRequest<'_>, ids: &CallIds) -> Result<ModelReply, String> {
+    if !answer.get("message").is_some_and(Value::is_object) {
         return Err(format!(
             "ollama: the answer has no `message` object: {}",
             super::http::preview(&answer.to_string())
         ));
+    }
+    let text = match answer.pointer_mut("/message/content").map(Value::take).unwrap_or_default() {
+        Value::String(s) => s,
+        _ => String::new(),
     };
-    let text = message["content"].as_str().unwrap_or_default().to_string();
+    let message = &answer["message"];
     let tool_calls = message["tool_calls"]
         .as_array()
         .map(Vec::as_slice)

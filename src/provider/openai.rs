@@ -23,14 +23,15 @@
 //! (see `retry`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
-use super::http::{Header, Overrides, Transport, env_nonempty};
+use super::http::{Header, Transport};
 use super::wire::{self, CallIds};
-use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, ToolCall, Usage};
+use super::{BoxFuture, ChatRequest, Message, Model, ModelError, ModelReply, Overrides, ToolCall, Usage};
+use crate::env;
+use crate::limits::Limits;
 
 /// Everything an [`OpenAi`] client needs.
 #[derive(Clone)]
@@ -39,7 +40,7 @@ pub struct OpenAiConfig {
     /// e.g. `http://127.0.0.1:8080/v1` or `http://127.0.0.1:8080`.
     pub base_url: String,
     pub api_key: Option<String>,
-    pub timeout: Duration,
+    pub limits: Limits,
 }
 
 impl std::fmt::Debug for OpenAiConfig {
@@ -48,21 +49,20 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("model", &self.model)
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))
-            .field("timeout", &self.timeout)
+            .field("limits", &self.limits)
             .finish()
     }
 }
 
 impl OpenAiConfig {
-    /// `OPENAI_BASE_URL` (required), `OPENAI_API_KEY` and
-    /// `VAULTBENCH_HTTP_TIMEOUT_S`, unless `overrides` gives them.
-    pub fn from_env(model: &str, overrides: &Overrides) -> Result<OpenAiConfig> {
-        let base_url = overrides.base_url.clone().or_else(|| env_nonempty("OPENAI_BASE_URL")).context(
+    /// `OPENAI_BASE_URL` (required) and `OPENAI_API_KEY`, unless
+    /// `overrides` gives them.
+    pub fn from_env(model: &str, overrides: &Overrides, limits: &Limits) -> Result<OpenAiConfig> {
+        let base_url = overrides.base_url.clone().or_else(|| env::nonempty("OPENAI_BASE_URL")).context(
             "openai: no server: set OPENAI_BASE_URL to the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1",
         )?;
-        let api_key = overrides.api_key.clone().or_else(|| env_nonempty("OPENAI_API_KEY"));
-        let timeout = overrides.timeout_or_env()?;
-        Ok(OpenAiConfig { model: model.to_string(), base_url, api_key, timeout })
+        let api_key = overrides.api_key.clone().or_else(|| env::nonempty("OPENAI_API_KEY"));
+        Ok(OpenAiConfig { model: model.to_string(), base_url, api_key, limits: limits.clone() })
     }
 }
 
@@ -70,7 +70,6 @@ impl OpenAiConfig {
 pub struct OpenAi {
     model: String,
     url: String,
-    api_key: Option<String>,
     http: Transport,
     ids: CallIds,
     /// Set once the server has reported a cache figure; many never do.
@@ -84,34 +83,32 @@ impl OpenAi {
         if !base.starts_with("http://") && !base.starts_with("https://") {
             anyhow::bail!("openai: OPENAI_BASE_URL `{base}` is not an http(s) URL, e.g. http://127.0.0.1:8080/v1");
         }
-        let url = if base.ends_with("/v1") {
-            format!("{base}/chat/completions")
-        } else {
-            format!("{base}/v1/chat/completions")
-        };
-        let secrets = config.api_key.iter().cloned().collect();
+        let v1 = if base.ends_with("/v1") { base.to_string() } else { format!("{base}/v1") };
+        let headers = config
+            .api_key
+            .iter()
+            .map(|k| Header { name: "authorization", value: format!("Bearer {k}"), secret: true })
+            .collect();
+        // The server's root, which no server routes to its model: any answer
+        // will do. Not the model list: llama-cpp-python's server holds that
+        // behind the lock of a running generation, so it would look hung.
+        let liveness = format!("{}/", v1.strip_suffix("/v1").unwrap_or(&v1));
+        let secrets = config.api_key.into_iter().collect();
         Ok(OpenAi {
             model: config.model.trim().to_string(),
-            url,
-            api_key: config.api_key,
-            http: Transport::new("openai", config.timeout, secrets)?,
+            url: format!("{v1}/chat/completions"),
+            http: Transport::new("openai", &config.limits, headers, liveness, secrets)?,
             ids: CallIds::default(),
             saw_cache: AtomicBool::new(false),
         })
     }
 
-    /// [`OpenAiConfig::from_env`] without overrides.
-    pub fn from_env(model: &str) -> Result<OpenAi> {
-        OpenAi::new(OpenAiConfig::from_env(model, &Overrides::default())?)
-    }
-
     async fn call(&self, request: ChatRequest<'_>) -> Result<ModelReply, ModelError> {
         let body = request_body(&self.model, &request);
-        let bearer = self.api_key.as_ref().map(|k| format!("Bearer {k}"));
-        let headers: Vec<Header<'_>> =
-            bearer.iter().map(|b| Header { name: "authorization", value: b.as_str(), secret: true }).collect();
-        let answer = self.http.post_json(&self.url, &headers, &body).await?;
-        let reply = parse_reply(&answer, &request, &self.ids).map_err(|e| ModelError::Fatal(self.http.scrub(&e)))?;
+        let mut answer = self.http.post_json(&self.url, &body, request.deadline).await?;
+        let reply =
+            parse_reply(&mut answer, &request, &self.ids).map_err(|e| ModelError::Fatal(self.http.scrub(&e)))?;
+        let reply = self.http.scrub_reply(reply);
         if reply.usage.cached_tokens.is_some() {
             self.saw_cache.store(true, Ordering::Relaxed);
         }
@@ -187,13 +184,16 @@ pub fn request_body(model: &str, request: &ChatRequest<'_>) -> Value {
     Value::Object(body)
 }
 
-fn parse_reply(answer: &Value, request: &ChatRequest<'_>, ids: &CallIds) -> Result<ModelReply, String> {
-    let Some(choice) = answer["choices"].as_array().and_then(|c| c.first()) else {
+/// Read a chat completion; the answer's text is moved out of `answer`, not copied.
+fn parse_reply(answer: &mut Value, request: &ChatRequest<'_>, ids: &CallIds) -> Result<ModelReply, String> {
+    if answer["choices"].as_array().is_none_or(|c| c.is_empty()) {
         return Err(format!("openai: the answer has no `choices`: {}", super::http::preview(&answer.to_string())));
-    };
-    let message = &choice["message"];
-    let text = match &message["content"] {
-        Value::String(s) => s.clone(),
+    }
+    // `pointer_mut`, never `[]` on a mutable value: that panics on a server's wrong shapes.
+    let content = answer.pointer_mut("/choices/0/message/content").map(Value::take).unwrap_or_default();
+    let message = &answer["choices"][0]["message"];
+    let text = match content {
+        Value::String(s) => s,
         // Content as a list of parts: keep the text ones.
         Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
         _ => String::new(),

@@ -129,7 +129,14 @@ mod tests {
     use serde_json::json;
 
     fn poll(m: &ReferenceModel, messages: &[Message]) -> ModelReply {
-        let req = ChatRequest { system: "", messages, tools: &[], temperature: None, max_output_tokens: None };
+        let req = ChatRequest {
+            system: "",
+            messages,
+            tools: &[],
+            temperature: None,
+            max_output_tokens: None,
+            deadline: None,
+        };
         crate::score::ready(m.chat(req)).unwrap()
     }
 

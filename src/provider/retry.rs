@@ -10,14 +10,17 @@
 //!
 //! Fatal errors pass through at once. It knows nothing about HTTP; providers
 //! decide what is transient (see `http`).
+//!
+//! The run's deadline ([`ChatRequest::deadline`]) bounds the retrying too: a
+//! wait that would pass it ends the call at once, and a call whose time ran
+//! out after a transient fault ([`ModelError::OutOfTime`] on a later
+//! attempt) is a harness error, because a server fault took the run's time.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
-
-use super::http::env_nonempty;
 use super::{BoxFuture, ChatRequest, Model, ModelError, ModelReply};
+use crate::limits::{Limits, deadline_after};
 
 /// How hard to retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,39 +37,19 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy {
-            max_attempts: 6,
-            base_delay: Duration::from_secs(2),
-            max_delay: Duration::from_secs(60),
-            max_elapsed: Duration::from_secs(600),
-        }
+        RetryPolicy::from_limits(&Limits::default())
     }
 }
 
 impl RetryPolicy {
-    /// The default policy, adjusted by `VAULTBENCH_RETRY_ATTEMPTS`,
-    /// `VAULTBENCH_RETRY_BASE_MS` and `VAULTBENCH_RETRY_MAX_S`.
-    pub fn from_env() -> Result<RetryPolicy> {
-        let mut p = RetryPolicy::default();
-        if let Some(v) = env_nonempty("VAULTBENCH_RETRY_ATTEMPTS") {
-            p.max_attempts = v.parse().ok().filter(|n| *n >= 1).with_context(|| {
-                format!("VAULTBENCH_RETRY_ATTEMPTS is `{v}`: set it to a whole number of at least 1")
-            })?;
+    /// The policy of `limits` (`retry_*`).
+    pub fn from_limits(limits: &Limits) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: limits.retry_attempts.max(1),
+            base_delay: limits.retry_base_delay,
+            max_delay: limits.retry_max_delay.max(limits.retry_base_delay),
+            max_elapsed: limits.retry_budget,
         }
-        if let Some(v) = env_nonempty("VAULTBENCH_RETRY_BASE_MS") {
-            let ms: u64 = v.parse().with_context(|| {
-                format!("VAULTBENCH_RETRY_BASE_MS is `{v}`: set it to a whole number of milliseconds")
-            })?;
-            p.base_delay = Duration::from_millis(ms);
-            p.max_delay = p.max_delay.max(p.base_delay);
-        }
-        if let Some(v) = env_nonempty("VAULTBENCH_RETRY_MAX_S") {
-            let s: u64 = v
-                .parse()
-                .with_context(|| format!("VAULTBENCH_RETRY_MAX_S is `{v}`: set it to a whole number of seconds"))?;
-            p.max_elapsed = Duration::from_secs(s);
-        }
-        Ok(p)
     }
 
     /// The wait before retry number `retry` (1 for the first retry): the
@@ -94,6 +77,7 @@ impl Retrying {
     async fn chat_retrying(&self, request: ChatRequest<'_>) -> Result<ModelReply, ModelError> {
         let start = Instant::now();
         let mut attempt = 0u32;
+        let mut last_fault: Option<String> = None;
         loop {
             attempt += 1;
             let (message, retry_after) = match self.inner.chat(request).await {
@@ -104,6 +88,19 @@ impl Retrying {
                 }
                 // The conversation will not shrink by asking again.
                 Err(e @ ModelError::ContextOverflow(_)) => return Err(e),
+                // The model ran out of the run's time: its own, unless a
+                // fault of the server took part of that time.
+                Err(ModelError::OutOfTime(m)) => match last_fault {
+                    None => return Err(ModelError::OutOfTime(m)),
+                    Some(fault) => {
+                        let provider = self.inner.provider();
+                        let fault = fault.strip_prefix(provider).and_then(|f| f.strip_prefix(": ")).unwrap_or(&fault);
+                        return Err(ModelError::Fatal(format!(
+                            "{provider}: the run's time ran out on attempt {attempt}, after transient errors took \
+                             part of it (a harness fault); last error: {fault}"
+                        )));
+                    }
+                },
                 Err(ModelError::Transient { message, retry_after }) => (message, retry_after),
             };
             let provider = self.inner.provider();
@@ -121,16 +118,25 @@ impl Retrying {
             let delay = match retry_after {
                 // Honour the server's wait, plus a little jitter so that
                 // concurrent runs do not all return in the same instant.
-                Some(d) => d + self.policy.base_delay.mul_f64(fastrand::f64() / 2.0),
+                Some(d) => d.saturating_add(self.policy.base_delay.mul_f64(fastrand::f64() / 2.0)),
                 None => self.policy.backoff(attempt),
             };
-            if start.elapsed() + delay > self.policy.max_elapsed {
+            if start.elapsed().saturating_add(delay) > self.policy.max_elapsed {
                 return Err(gave_up(format!(
                     "the next try, in {:.1} s, would pass the {} s retry budget",
                     delay.as_secs_f64(),
                     self.policy.max_elapsed.as_secs()
                 )));
             }
+            if let Some(deadline) = request.deadline
+                && deadline_after(Instant::now(), delay) >= deadline
+            {
+                return Err(gave_up(format!(
+                    "the run's time (timeoutMs) runs out before the next try, in {:.1} s: a harness fault",
+                    delay.as_secs_f64()
+                )));
+            }
+            last_fault = Some(message.clone());
             tokio::time::sleep(delay).await;
         }
     }
@@ -200,10 +206,19 @@ mod tests {
     }
 
     fn run(script: Vec<Result<ModelReply, ModelError>>, policy: RetryPolicy) -> (Result<ModelReply, ModelError>, u32) {
+        run_until(script, policy, None)
+    }
+
+    fn run_until(
+        script: Vec<Result<ModelReply, ModelError>>,
+        policy: RetryPolicy,
+        deadline: Option<Instant>,
+    ) -> (Result<ModelReply, ModelError>, u32) {
         let inner = Arc::new(Scripted(Mutex::new(script.into()), Mutex::new(0)));
         let model = Retrying::new(inner.clone(), policy);
         let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-        let req = ChatRequest { system: "", messages: &[], tools: &[], temperature: None, max_output_tokens: None };
+        let req =
+            ChatRequest { system: "", messages: &[], tools: &[], temperature: None, max_output_tokens: None, deadline };
         let out = rt.block_on(model.chat(req));
         let calls = *inner.1.lock().unwrap();
         (out, calls)
@@ -242,6 +257,39 @@ mod tests {
         assert_eq!(calls, 1);
         let Err(ModelError::Fatal(m)) = out else { panic!("{out:?}") };
         assert!(m.contains("would pass the 5 s retry budget") && m.contains("HTTP 429"), "{m}");
+    }
+
+    #[test]
+    fn out_of_time_is_the_models_unless_a_fault_took_the_time() {
+        let late = || Err(ModelError::OutOfTime("scripted: still working".into()));
+        let (out, calls) = run(vec![late()], fast(5));
+        assert_eq!((out, calls), (Err(ModelError::OutOfTime("scripted: still working".into())), 1));
+        let (out, calls) = run(vec![transient("scripted: HTTP 503 busy"), late()], fast(5));
+        assert_eq!(calls, 2);
+        let Err(ModelError::Fatal(m)) = out else { panic!("{out:?}") };
+        assert!(m.contains("ran out on attempt 2") && m.ends_with("last error: HTTP 503 busy"), "{m}");
+    }
+
+    #[test]
+    fn a_wait_past_the_runs_deadline_gives_up_at_once() {
+        let wait =
+            Err(ModelError::Transient { message: "HTTP 429".into(), retry_after: Some(Duration::from_secs(30)) });
+        let started = Instant::now();
+        let policy = RetryPolicy { max_elapsed: Duration::from_secs(600), ..fast(5) };
+        let (out, calls) = run_until(vec![wait], policy, Some(started + Duration::from_secs(5)));
+        assert!(started.elapsed() < Duration::from_secs(1), "it waited");
+        assert_eq!(calls, 1);
+        let Err(ModelError::Fatal(m)) = out else { panic!("{out:?}") };
+        assert!(m.contains("the run's time (timeoutMs) runs out before the next try") && m.contains("HTTP 429"), "{m}");
+    }
+
+    #[test]
+    fn huge_server_waits_do_not_overflow() {
+        let wait = Err(ModelError::Transient { message: "HTTP 429".into(), retry_after: Some(Duration::MAX) });
+        let (out, calls) = run(vec![wait], fast(5));
+        assert_eq!(calls, 1);
+        let Err(ModelError::Fatal(m)) = out else { panic!("{out:?}") };
+        assert!(m.contains("retry budget"), "{m}");
     }
 
     #[test]

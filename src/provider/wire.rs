@@ -73,7 +73,9 @@ fn clip(s: &str) -> String {
 pub(crate) fn tool_name(raw: &str, tools: &[ToolSpec]) -> String {
     let mut name = raw.trim();
     for prefix in ["functions.", "function.", "tools."] {
-        if name.len() > prefix.len() && name[..prefix.len()].eq_ignore_ascii_case(prefix) {
+        // `get`, not indexing: the name is the server's text, and the cut
+        // may fall inside a character.
+        if name.len() > prefix.len() && name.get(..prefix.len()).is_some_and(|p| p.eq_ignore_ascii_case(prefix)) {
             name = name[prefix.len()..].trim();
         }
     }
@@ -152,6 +154,8 @@ mod tests {
         assert_eq!(tool_name("functions.list_files", &tools), "list_files");
         assert_eq!(tool_name("FUNCTIONS. read_file", &tools), "read_file");
         assert_eq!(tool_name(" summon_demon ", &tools), "summon_demon");
+        // A multi-byte character where a prefix would end.
+        assert_eq!(tool_name("?&=m𖽊ૐѨ5", &tools), "?&=m𖽊ૐѨ5");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::{self, Ending, Request, Transcript};
 use crate::format::result::{RunMetrics, RunRecord};
 use crate::format::task::{Task, VaultAssertion};
+use crate::limits::Limits;
 use crate::pricing::Pricing;
 use crate::provider::Model;
 use crate::score::{self, Judge, RunEnd, RunEvidence, VaultState};
@@ -26,6 +27,8 @@ pub struct CellEnv<'a> {
     pub judge: Option<&'a dyn Judge>,
     /// The cap on tokens per model reply, if any.
     pub max_output_tokens: Option<u32>,
+    /// The caps and deadlines every run is held to.
+    pub limits: &'a Limits,
 }
 
 /// A finished cell: its record (without `transcript_path`) and transcript.
@@ -87,6 +90,7 @@ pub async fn run(env: &CellEnv<'_>, task: &Task, model: &dyn Model, keep: Option
         max_turns: task.max_turns,
         timeout: Duration::from_millis(task.timeout_ms),
         max_output_tokens: env.max_output_tokens,
+        limits: env.limits,
     };
     let outcome = agent::run(model, &vault, env.toolbox, request, env.pricing).await;
     let state = snapshot(&vault, env.suite_root, task);

@@ -19,6 +19,7 @@ use tokio::task::JoinSet;
 use super::cell::{self, CellEnv};
 use crate::format::result::{MatcherDetail, RunRecord};
 use crate::format::task::Task;
+use crate::limits::Limits;
 use crate::pricing::Pricing;
 use crate::provider::adversary::Adversary;
 use crate::provider::reference::{self, ReferenceModel};
@@ -174,6 +175,7 @@ pub async fn check(suite: &Suite, references: &Path, judge: Option<Arc<dyn Judge
                     pricing: &Pricing::Free,
                     judge: Some(judge.as_ref()),
                     max_output_tokens: None,
+                    limits: &Limits::default(),
                 };
                 let out = cell::run(&env, &task, model.as_ref(), None).await;
                 let verdict = if out.record.solved {

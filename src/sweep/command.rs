@@ -15,6 +15,7 @@ use super::store::{Manifest, Store, SweepLock};
 use super::{Interrupt, Sweep, check, comparison, judge, signal};
 use crate::format::result::{ResultFile, RunId};
 use crate::format::task::Task;
+use crate::limits::Limits;
 use crate::pricing::{self, PriceTable};
 use crate::provider::{self, ProviderOptions};
 use crate::report::{self, aggregate, bless, compare, summary};
@@ -224,6 +225,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
     }
     let table_path = args.suite.join("pricing.toml");
     let table = if table_path.is_file() { Some(PriceTable::load(&table_path)?) } else { None };
+    let limits = Limits::from_env()?;
     let judge = judge::configured()?;
     if judge.is_none() && selected.iter().any(|t| t.has_judge_matcher()) {
         writeln!(err, "{}", judge::UNAVAILABLE)?;
@@ -239,7 +241,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
         if let Some(w) = warning {
             writeln!(err, "warning: {w}")?;
         }
-        let options = ProviderOptions { references_dir: references.clone() };
+        let options = ProviderOptions { references_dir: references.clone(), limits: limits.clone() };
         let source = provider::build(&provider_name, model.as_deref(), &options)?;
         source.check(&selected)?;
         let manifest = Manifest {
@@ -282,6 +284,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
                 toolbox: Toolbox::standard(),
                 keep_artifacts: args.keep_artifacts,
                 cell_delay: Duration::from_millis(args.cell_delay_ms),
+                limits: limits.clone(),
             }),
             jobs,
             _lock: lock,
@@ -342,8 +345,9 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write) -> Result<Plan
         )?;
     }
     let references = args.references.clone().unwrap_or_else(|| manifest.references.clone());
-    let source =
-        provider::build(&manifest.provider, Some(&manifest.model), &ProviderOptions { references_dir: references })?;
+    let limits = Limits::from_env()?;
+    let options = ProviderOptions { references_dir: references, limits: limits.clone() };
+    let source = provider::build(&manifest.provider, Some(&manifest.model), &options)?;
     let refs: Vec<&Task> = tasks.iter().collect();
     source.check(&refs)?;
     let table_path = manifest.suite.join("pricing.toml");
@@ -375,6 +379,7 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write) -> Result<Plan
             toolbox: Toolbox::standard(),
             keep_artifacts: args.keep_artifacts,
             cell_delay: Duration::from_millis(args.cell_delay_ms),
+            limits,
         }),
         jobs,
         _lock: lock,

@@ -29,6 +29,7 @@ use tokio::task::JoinSet;
 
 use crate::format::result::{ResultFile, RunRecord};
 use crate::format::task::Task;
+use crate::limits::Limits;
 use crate::pricing::Pricing;
 use crate::provider::ModelSource;
 use crate::report::{self, aggregate};
@@ -56,6 +57,8 @@ pub struct Sweep {
     /// Test aid: wait this long at the start of every cell, so that a sweep
     /// can be interrupted mid-way deterministically.
     pub cell_delay: Duration,
+    /// The caps and deadlines every run is held to.
+    pub limits: Limits,
 }
 
 /// What a sweep ended with.
@@ -130,21 +133,22 @@ impl Sweep {
         }
         progress.done();
         let ran = done.len() - reused;
-        let result = self.assemble(&done, interrupted.is_some());
+        let result = self.assemble(done, interrupted.is_some());
         report::write_result(&self.store.result_path(), &result)
             .with_context(|| format!("writing the result {}", self.store.result_path().display()))?;
         Ok(SweepOutcome { result, interrupted, ran, reused })
     }
 
     /// The result file from the finished cells: tasks in run order, runs by
-    /// number; a task with no finished run is left out.
-    fn assemble(&self, done: &HashMap<(usize, u32), RunRecord>, interrupted: bool) -> ResultFile {
+    /// number; a task with no finished run is left out. The records are
+    /// moved, not copied: they hold every answer of the sweep.
+    fn assemble(&self, mut done: HashMap<(usize, u32), RunRecord>, interrupted: bool) -> ResultFile {
         let tasks: Vec<_> = self
             .tasks
             .iter()
             .enumerate()
             .filter_map(|(t, task)| {
-                let runs: Vec<RunRecord> = (1..=self.k()).filter_map(|n| done.get(&(t, n)).cloned()).collect();
+                let runs: Vec<RunRecord> = (1..=self.k()).filter_map(|n| done.remove(&(t, n))).collect();
                 (!runs.is_empty()).then(|| {
                     aggregate::task_result(task.id.clone(), Some(task.difficulty), Some(task.category.clone()), runs)
                 })
@@ -178,6 +182,7 @@ async fn run_cell(sweep: Arc<Sweep>, t: usize, n: u32) -> Result<((usize, u32), 
         pricing: &sweep.pricing,
         judge: sweep.judge.as_deref(),
         max_output_tokens: sweep.manifest.max_output_tokens,
+        limits: &sweep.limits,
     };
     let mut out = match sweep.source.model_for(task) {
         Ok(model) => cell::run(&env, task, model.as_ref(), keep.clone()).await,

@@ -1,7 +1,8 @@
 //! A scripted HTTP server on 127.0.0.1:0 for protocol tests: a small axum
 //! app that records every request (path, query, headers, JSON body) and
-//! answers from a responder, with optional delays. Also a port that refuses
-//! connections and a server that drops connections mid-request.
+//! answers from a responder, with optional delays, and bodies sent whole,
+//! endlessly, a byte at a time, cut off mid-way or not at all. Also a port
+//! that refuses connections and a server that drops connections mid-request.
 //!
 //! Each server runs on its own thread and runtime, so tests may be plain
 //! `#[test]`s that run the vaultbench binary, or `#[tokio::test]`s.
@@ -12,7 +13,7 @@ use std::io::Read;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -42,7 +43,26 @@ pub struct Reply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// Before the headers.
     pub delay: Duration,
+    pub sending: Sending,
+}
+
+/// How the body goes out after the headers.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Sending {
+    /// All of it at once.
+    #[default]
+    Whole,
+    /// The body, then `a` for ever (no length announced).
+    Endless,
+    /// One byte at a time, this long apart.
+    Drip(Duration),
+    /// The length of the whole body is announced, its first `n` bytes sent,
+    /// then the connection is broken.
+    BreakAfter(usize),
+    /// The headers, then nothing, the connection kept open.
+    Stall,
 }
 
 impl Reply {
@@ -52,11 +72,17 @@ impl Reply {
             headers: vec![("content-type".into(), "application/json".into())],
             body: v.to_string(),
             delay: Duration::ZERO,
+            sending: Sending::Whole,
         }
     }
 
     pub fn status(status: u16, body: &str) -> Reply {
-        Reply { status, headers: vec![], body: body.to_string(), delay: Duration::ZERO }
+        Reply { status, headers: vec![], body: body.to_string(), delay: Duration::ZERO, sending: Sending::Whole }
+    }
+
+    pub fn sending(mut self, sending: Sending) -> Reply {
+        self.sending = sending;
+        self
     }
 
     pub fn header(mut self, name: &str, value: &str) -> Reply {
@@ -143,7 +169,18 @@ async fn handle(
     if !reply.delay.is_zero() {
         tokio::time::sleep(reply.delay).await;
     }
-    let mut response = (StatusCode::from_u16(reply.status).unwrap(), reply.body).into_response();
+    let status = StatusCode::from_u16(reply.status).unwrap();
+    let whole_length = reply.body.len();
+    let mut response = match reply.sending {
+        Sending::Whole => (status, reply.body).into_response(),
+        sending => {
+            let mut response = (status, streamed(reply.body, sending)).into_response();
+            if let Sending::BreakAfter(_) = sending {
+                response.headers_mut().insert(axum::http::header::CONTENT_LENGTH, whole_length.into());
+            }
+            response
+        }
+    };
     for (k, v) in reply.headers {
         response.headers_mut().insert(
             axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
@@ -151,6 +188,45 @@ async fn handle(
         );
     }
     response
+}
+
+/// A body sent piece by piece, as `sending` says. A piece that fails to go
+/// out (the client hung up) ends it.
+fn streamed(body: String, sending: Sending) -> Body {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(2);
+    tokio::spawn(async move {
+        let bytes = Bytes::from(body);
+        match sending {
+            Sending::Whole => {
+                let _ = tx.send(Ok(bytes)).await;
+            }
+            Sending::Endless => {
+                if tx.send(Ok(bytes)).await.is_err() {
+                    return;
+                }
+                let block = Bytes::from(vec![b'a'; 64 * 1024]);
+                while tx.send(Ok(block.clone())).await.is_ok() {}
+            }
+            Sending::Drip(every) => {
+                for i in 0..bytes.len() {
+                    if tx.send(Ok(bytes.slice(i..i + 1))).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(every).await;
+                }
+            }
+            Sending::BreakAfter(n) => {
+                let _ = tx.send(Ok(bytes.slice(..n.min(bytes.len())))).await;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let _ =
+                    tx.send(Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "broken on purpose"))).await;
+            }
+            Sending::Stall => {
+                tx.closed().await;
+            }
+        }
+    });
+    Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx))
 }
 
 /// An error answer whose body lists every request header, as a careless

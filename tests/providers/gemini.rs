@@ -4,19 +4,26 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use vaultbench::limits::Limits;
+
 use serde_json::json;
 use vaultbench::provider::gemini::{Gemini, GeminiConfig};
 use vaultbench::provider::{ChatRequest, Message, Model, ToolCall, ToolSpec, Usage};
 
 use crate::fake::{Fake, Reply};
-use crate::faults::{Subject, fault_tests};
+use crate::faults::{Subject, fault_tests, within};
 
 const KEY: &str = "AIzaSyTEST-0123456789abcdefghijklmn";
 
-fn gemini(url: &str, timeout: Duration) -> Arc<dyn Model> {
+fn gemini(url: &str, limits: &Limits) -> Arc<dyn Model> {
     Arc::new(
-        Gemini::new(GeminiConfig { model: "gemini-test".into(), api_key: KEY.into(), base_url: url.into(), timeout })
-            .unwrap(),
+        Gemini::new(GeminiConfig {
+            model: "gemini-test".into(),
+            api_key: KEY.into(),
+            base_url: url.into(),
+            limits: limits.clone(),
+        })
+        .unwrap(),
     )
 }
 
@@ -28,7 +35,14 @@ fn ok() -> Reply {
 }
 
 fn subject() -> Subject {
-    Subject { name: "gemini", make: gemini, ok, ok_text: "Hello.", key: Some(KEY) }
+    Subject {
+        name: "gemini",
+        make: gemini,
+        ok,
+        ok_text: "Hello.",
+        key: Some(KEY),
+        liveness_path: "/v1beta/models/gemini-test",
+    }
 }
 
 mod faults {
@@ -73,7 +87,7 @@ async fn multi_turn_tool_conversation_round_trips_thought_signatures() {
             "usageMetadata": { "promptTokenCount": 1300, "candidatesTokenCount": 11, "totalTokenCount": 1311 }
         })),
     ]);
-    let model = gemini(&fake.url, Duration::from_secs(10));
+    let model = gemini(&fake.url, &within(Duration::from_secs(10)));
     let tools = [read_file_tool()];
     let mut messages = vec![Message::User { text: "What is the approved budget?".into() }];
 
@@ -84,6 +98,7 @@ async fn multi_turn_tool_conversation_round_trips_thought_signatures() {
             tools: &tools,
             temperature: Some(0.2),
             max_output_tokens: None,
+            deadline: None,
         })
         .await
         .unwrap();
@@ -111,6 +126,7 @@ async fn multi_turn_tool_conversation_round_trips_thought_signatures() {
             tools: &tools,
             temperature: Some(0.2),
             max_output_tokens: None,
+            deadline: None,
         })
         .await
         .unwrap();
@@ -159,7 +175,7 @@ async fn parallel_calls_keep_their_ids_and_answers_share_one_content() {
     ] });
     let fake =
         Fake::scripted(vec![Reply::json(json!({ "candidates": [{ "content": turn, "finishReason": "STOP" }] })), ok()]);
-    let model = gemini(&fake.url, Duration::from_secs(10));
+    let model = gemini(&fake.url, &within(Duration::from_secs(10)));
     let tools = [read_file_tool()];
     let mut messages = vec![Message::User { text: "Compare a and b.".into() }];
     let first = model
@@ -169,6 +185,7 @@ async fn parallel_calls_keep_their_ids_and_answers_share_one_content() {
             tools: &tools,
             temperature: None,
             max_output_tokens: None,
+            deadline: None,
         })
         .await
         .unwrap();
@@ -193,6 +210,7 @@ async fn parallel_calls_keep_their_ids_and_answers_share_one_content() {
             tools: &tools,
             temperature: None,
             max_output_tokens: None,
+            deadline: None,
         })
         .await
         .unwrap();
@@ -213,7 +231,7 @@ async fn history_without_raw_content_is_rebuilt_from_the_calls() {
     // A conversation that did not come from Gemini (e.g. a replayed
     // transcript) still reads as function calls and responses.
     let fake = Fake::scripted(vec![ok()]);
-    let model = gemini(&fake.url, Duration::from_secs(10));
+    let model = gemini(&fake.url, &within(Duration::from_secs(10)));
     let messages = vec![
         Message::User { text: "q".into() },
         Message::Assistant {
@@ -230,7 +248,14 @@ async fn history_without_raw_content_is_rebuilt_from_the_calls() {
         Message::User { text: "and now?".into() },
     ];
     model
-        .chat(ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None, max_output_tokens: None })
+        .chat(ChatRequest {
+            system: "s",
+            messages: &messages,
+            tools: &[],
+            temperature: None,
+            max_output_tokens: None,
+            deadline: None,
+        })
         .await
         .unwrap();
     let body = &fake.requests()[0].body;
@@ -254,7 +279,7 @@ async fn an_api_error_is_reported_in_googles_words() {
         400,
         r#"{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts.","status":"INVALID_ARGUMENT"}}"#,
     ));
-    let model = gemini(&fake.url, Duration::from_secs(10));
+    let model = gemini(&fake.url, &within(Duration::from_secs(10)));
     let err = crate::faults::ask(model.as_ref(), &crate::faults::hello()).await.unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -268,7 +293,7 @@ async fn a_429_with_retry_info_in_the_body_carries_the_delay() {
         429,
         r#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"2s"}]}}"#,
     ));
-    let model = gemini(&fake.url, Duration::from_secs(10));
+    let model = gemini(&fake.url, &within(Duration::from_secs(10)));
     match crate::faults::ask(model.as_ref(), &crate::faults::hello()).await {
         Err(vaultbench::provider::ModelError::Transient { retry_after, message }) => {
             assert_eq!(retry_after, Some(Duration::from_secs(2)));
@@ -278,14 +303,29 @@ async fn a_429_with_retry_info_in_the_body_carries_the_delay() {
     }
 }
 
+#[tokio::test]
+async fn an_absurd_retry_delay_gives_up_instead_of_panicking() {
+    let fake = Fake::always(Reply::status(
+        429,
+        r#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1e300s"}]}}"#,
+    ));
+    let model = vaultbench::provider::retry::Retrying::new(
+        gemini(&fake.url, &within(Duration::from_secs(10))),
+        crate::faults::fast(3),
+    );
+    match crate::faults::ask(&model, &crate::faults::hello()).await {
+        Err(vaultbench::provider::ModelError::Fatal(m)) => {
+            assert!(m.contains("in 86400.0 s, would pass the 30 s retry budget"), "{m}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(fake.requests().len(), 1);
+}
+
 #[test]
 fn a_bad_base_url_is_a_clear_error_and_debug_hides_the_key() {
-    let config = GeminiConfig {
-        model: "m".into(),
-        api_key: KEY.into(),
-        base_url: "http://x".into(),
-        timeout: Duration::from_secs(1),
-    };
+    let config =
+        GeminiConfig { model: "m".into(), api_key: KEY.into(), base_url: "http://x".into(), limits: Limits::default() };
     assert!(!format!("{config:?}").contains(KEY));
     let err = match Gemini::new(GeminiConfig { base_url: "ftp://nowhere".into(), ..config }) {
         Err(e) => e.to_string(),

@@ -23,7 +23,7 @@ fn judge(url: &str) -> ModelJudge {
         model: "judge-test".into(),
         api_key: "judge-key-0123456789abcdef".into(),
         base_url: url.into(),
-        timeout: Duration::from_secs(5),
+        limits: crate::faults::within(Duration::from_secs(5)),
     })
     .unwrap();
     ModelJudge::new(Arc::new(model))

@@ -4,16 +4,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use vaultbench::limits::Limits;
+
 use serde_json::{Value, json};
 use vaultbench::provider::ollama::{Ollama, OllamaConfig};
 use vaultbench::provider::{ChatRequest, Message, Model, Usage};
 
 use crate::fake::{Fake, Reply};
-use crate::faults::{Subject, fault_tests};
+use crate::faults::{Subject, fault_tests, within};
 use crate::gemini::read_file_tool;
 
-fn ollama(url: &str, timeout: Duration) -> Arc<dyn Model> {
-    Arc::new(Ollama::new(OllamaConfig { model: "gemma4:e4b".into(), host: url.into(), timeout }).unwrap())
+fn ollama(url: &str, limits: &Limits) -> Arc<dyn Model> {
+    Arc::new(
+        Ollama::new(OllamaConfig { model: "gemma4:e4b".into(), host: url.into(), limits: limits.clone() }).unwrap(),
+    )
 }
 
 fn chat(message: Value, prompt_eval: u64, eval: u64) -> Reply {
@@ -31,7 +35,7 @@ fn ok() -> Reply {
 }
 
 fn subject() -> Subject {
-    Subject { name: "ollama", make: ollama, ok, ok_text: "Hello.", key: None }
+    Subject { name: "ollama", make: ollama, ok, ok_text: "Hello.", key: None, liveness_path: "/api/version" }
 }
 
 mod faults {
@@ -50,7 +54,7 @@ async fn multi_turn_tool_conversation() {
         ),
         chat(json!({ "role": "assistant", "content": "The budget is 88,000 marks." }), 180, 12),
     ]);
-    let model = ollama(&fake.url, Duration::from_secs(10));
+    let model = ollama(&fake.url, &within(Duration::from_secs(10)));
     assert!(!model.reports_cache());
     let tools = [read_file_tool()];
     let mut messages = vec![Message::User { text: "What is the budget?".into() }];
@@ -61,6 +65,7 @@ async fn multi_turn_tool_conversation() {
             tools: &tools,
             temperature: Some(0.0),
             max_output_tokens: None,
+            deadline: None,
         })
         .await
         .unwrap();
@@ -84,6 +89,7 @@ async fn multi_turn_tool_conversation() {
             tools: &tools,
             temperature: Some(0.0),
             max_output_tokens: None,
+            deadline: None,
         })
         .await
         .unwrap();
@@ -121,7 +127,7 @@ async fn host_without_scheme_and_a_missing_model() {
     let fake = Fake::always(Reply::status(404, r#"{"error":"model \"gemma4:e4b\" not found, try pulling it first"}"#));
     let host = fake.url.trim_start_matches("http://").to_string();
     let model =
-        Ollama::new(OllamaConfig { model: "gemma4:e4b".into(), host, timeout: Duration::from_secs(5) }).unwrap();
+        Ollama::new(OllamaConfig { model: "gemma4:e4b".into(), host, limits: within(Duration::from_secs(5)) }).unwrap();
     let err = crate::faults::ask(&model, &crate::faults::hello()).await.unwrap_err();
     assert_eq!(err.to_string(), "ollama: HTTP 404 Not Found: model \"gemma4:e4b\" not found, try pulling it first");
     let r = &fake.requests()[0];
@@ -138,7 +144,7 @@ async fn odd_names_and_string_arguments_are_read() {
         1,
         1,
     )]);
-    let model = ollama(&fake.url, Duration::from_secs(5));
+    let model = ollama(&fake.url, &within(Duration::from_secs(5)));
     let tools = [read_file_tool()];
     let messages = [Message::User { text: "q".into() }];
     let reply = model
@@ -148,6 +154,7 @@ async fn odd_names_and_string_arguments_are_read() {
             tools: &tools,
             temperature: None,
             max_output_tokens: None,
+            deadline: None,
         })
         .await
         .unwrap();

@@ -4,24 +4,26 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use vaultbench::limits::Limits;
+
 use serde_json::{Value, json};
 use vaultbench::provider::openai::{OpenAi, OpenAiConfig};
 use vaultbench::provider::retry::Retrying;
 use vaultbench::provider::{ChatRequest, Message, Model, ModelError, ModelReply, Usage};
 
 use crate::fake::{Fake, Reply};
-use crate::faults::{Subject, fast, fault_tests};
+use crate::faults::{Subject, fast, fault_tests, within};
 use crate::gemini::read_file_tool;
 
 const KEY: &str = "sk-test-0123456789abcdefghijklmnop";
 
-fn openai(url: &str, timeout: Duration) -> Arc<dyn Model> {
+fn openai(url: &str, limits: &Limits) -> Arc<dyn Model> {
     Arc::new(
         OpenAi::new(OpenAiConfig {
             model: "qwen-test".into(),
             base_url: url.into(),
             api_key: Some(KEY.into()),
-            timeout,
+            limits: limits.clone(),
         })
         .unwrap(),
     )
@@ -44,7 +46,7 @@ fn ok() -> Reply {
 }
 
 fn subject() -> Subject {
-    Subject { name: "openai", make: openai, ok, ok_text: "Hello.", key: Some(KEY) }
+    Subject { name: "openai", make: openai, ok, ok_text: "Hello.", key: Some(KEY), liveness_path: "/" }
 }
 
 mod faults {
@@ -55,7 +57,7 @@ mod faults {
 /// One call with the read_file tool declared, answered by `reply`.
 async fn one(reply: Reply) -> (ModelReply, Value) {
     let fake = Fake::scripted(vec![reply]);
-    let model = openai(&fake.url, Duration::from_secs(10));
+    let model = openai(&fake.url, &within(Duration::from_secs(10)));
     let tools = [read_file_tool()];
     let messages = [Message::User { text: "read it".into() }];
     let reply = model
@@ -65,6 +67,7 @@ async fn one(reply: Reply) -> (ModelReply, Value) {
             tools: &tools,
             temperature: None,
             max_output_tokens: None,
+            deadline: None,
         })
         .await
         .unwrap();
@@ -95,7 +98,7 @@ async fn multi_turn_tool_conversation() {
         ),
     ]);
     // Without the trailing /v1: it is added.
-    let model = openai(&fake.url, Duration::from_secs(10));
+    let model = openai(&fake.url, &within(Duration::from_secs(10)));
     assert!(!model.reports_cache(), "no cache figure seen yet");
     let tools = [read_file_tool()];
     let mut messages = vec![Message::User { text: "What is the budget?".into() }];
@@ -106,6 +109,7 @@ async fn multi_turn_tool_conversation() {
             tools: &tools,
             temperature: Some(0.0),
             max_output_tokens: None,
+            deadline: None,
         })
         .await
         .unwrap();
@@ -126,6 +130,7 @@ async fn multi_turn_tool_conversation() {
             tools: &tools,
             temperature: Some(0.0),
             max_output_tokens: None,
+            deadline: None,
         })
         .await
         .unwrap();
@@ -167,7 +172,7 @@ async fn base_url_with_v1_and_no_key() {
         model: "m".into(),
         base_url: format!("{}/v1/", fake.url),
         api_key: None,
-        timeout: Duration::from_secs(5),
+        limits: within(Duration::from_secs(5)),
     })
     .unwrap();
     crate::faults::ask(&model, &crate::faults::hello()).await.unwrap();
@@ -267,7 +272,7 @@ async fn quirk_arguments_that_are_not_valid_json() {
 
     // Sent back, the malformed call carries `{}` so the server's template can parse it.
     let fake = Fake::scripted(vec![ok()]);
-    let model = openai(&fake.url, Duration::from_secs(5));
+    let model = openai(&fake.url, &within(Duration::from_secs(5)));
     let messages = vec![
         Message::User { text: "q".into() },
         Message::Assistant { text: String::new(), tool_calls: reply.tool_calls.clone(), raw: None },
@@ -278,7 +283,14 @@ async fn quirk_arguments_that_are_not_valid_json() {
         },
     ];
     model
-        .chat(ChatRequest { system: "s", messages: &messages, tools: &[], temperature: None, max_output_tokens: None })
+        .chat(ChatRequest {
+            system: "s",
+            messages: &messages,
+            tools: &[],
+            temperature: None,
+            max_output_tokens: None,
+            deadline: None,
+        })
         .await
         .unwrap();
     assert_eq!(fake.requests()[0].body["messages"][2]["tool_calls"][0]["function"]["arguments"], "{}");
@@ -309,7 +321,7 @@ async fn quirk_context_overflow_is_a_clear_error_of_its_own_and_not_retried() {
     let vllm = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens in the messages.","type":"BadRequestError","param":null,"code":400}"#;
     for (status, body) in [(500u16, llama), (400, vllm)] {
         let fake = Fake::always(Reply::status(status, body));
-        let model = Retrying::new(openai(&fake.url, Duration::from_secs(5)), fast(4));
+        let model = Retrying::new(openai(&fake.url, &within(Duration::from_secs(5))), fast(4));
         match crate::faults::ask(&model, &crate::faults::hello()).await {
             Err(ModelError::ContextOverflow(m)) => {
                 assert!(m.starts_with("openai: the prompt exceeded the model's context window"), "{m}");
@@ -341,7 +353,7 @@ async fn quirk_system_prompt_always_sent_as_a_system_message() {
 #[tokio::test]
 async fn quirk_an_error_object_with_status_200() {
     let fake = Fake::always(Reply::json(json!({ "error": { "message": "model is loading", "type": "unavailable" } })));
-    let model = openai(&fake.url, Duration::from_secs(5));
+    let model = openai(&fake.url, &within(Duration::from_secs(5)));
     let err = crate::faults::ask(model.as_ref(), &crate::faults::hello()).await.unwrap_err();
     assert_eq!(err, ModelError::Fatal("openai: an error answer: model is loading (unavailable)".into()));
 }
@@ -352,7 +364,7 @@ fn the_config_debug_hides_the_key() {
         model: "m".into(),
         base_url: "http://x/v1".into(),
         api_key: Some(KEY.into()),
-        timeout: Duration::from_secs(1),
+        limits: Limits::default(),
     };
     assert!(!format!("{config:?}").contains(KEY));
 }
