@@ -141,8 +141,17 @@ enum Command {
 enum SuiteCommand {
     /// Validate every task (schema, regexes compile with their flags, fixtures
     /// exist, ids unique), replay every reference trajectory (each must solve
-    /// its task) and run the silent and dump adversaries (neither may solve
-    /// any task); print the tier and category counts and every failure.
+    /// its task), run the silent and dump adversaries (neither may solve any
+    /// task) and replay the alternative-answer corpus (every correct answer
+    /// must solve its task, every wrong one must fail); print the tier and
+    /// category counts, the false-negative and false-positive rates and every
+    /// failure. Exit 1 on any failure.
+    ///
+    /// Verdicts are those of the literal checks (tools, contains, regex, vault
+    /// assertions, budget): a judge matcher never counts as passing. Tasks
+    /// where only a judge matcher could reject a wrong answer are listed.
+    /// With a judge configured (EVAL_JUDGE_MODEL and its key), its verdicts
+    /// are reported beside them.
     Check {
         /// The suite folder, holding tasks/ and fixtures/.
         #[arg(long, value_name = "DIR", default_value = "evals")]
@@ -150,6 +159,9 @@ enum SuiteCommand {
         /// The reference trajectories [default: <suite>/references].
         #[arg(long, value_name = "DIR")]
         references: Option<PathBuf>,
+        /// The alternative-answer corpus, <task id>/<name>.json [default: <suite>/alternatives].
+        #[arg(long, value_name = "DIR")]
+        alternatives: Option<PathBuf>,
     },
 }
 
@@ -236,8 +248,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Run(args) => status(sweep_command::run(*args, &mut std::io::stdout(), &mut std::io::stderr())),
         Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut std::io::stdout())),
-        Command::Suite { command: SuiteCommand::Check { suite, references } } => {
-            status(sweep_command::suite_check(&suite, references, &mut std::io::stdout(), &mut std::io::stderr()))
+        Command::Suite { command: SuiteCommand::Check { suite, references, alternatives } } => {
+            status(sweep_command::suite_check(
+                &suite,
+                references,
+                alternatives,
+                &mut std::io::stdout(),
+                &mut std::io::stderr(),
+            ))
         }
         Command::Publish(args) => cmd_publish(&args),
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {

@@ -544,7 +544,7 @@ fn suite_check_lists_tasks_the_adversaries_solve() {
 }
 
 #[test]
-fn suite_check_counts_judge_matchers_as_unchecked() {
+fn suite_check_never_counts_judge_matchers_as_passing() {
     let dir = suite(&["alpha"]);
     let root = dir.path().join("evals");
     let judged = task("judged").replace(
@@ -555,7 +555,129 @@ fn suite_check_counts_judge_matchers_as_unchecked() {
     write(&root, "references/judged.json", REFERENCE);
     let (code, text) = check(dir.path());
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("judge matchers: unchecked (no judge configured) in 1 tasks"), "{text}");
+    assert!(text.contains("judge matchers: not judged (no judge configured) in 1 tasks"), "{text}");
+    assert!(text.contains("the literal checks alone"), "{text}");
+    // A task whose only check is the judge: the silent agent passes every literal check.
+    let judge_only = task("judge-only")
+        .replace(r#"{ "type": "contains", "value": "940 kg" }"#, r#"{ "type": "judge", "criteria": "Says 940 kg." }"#);
+    write(&root, "tasks/judge-only.json", &judge_only.replace(r#""expectedTools": ["read_file"],"#, ""));
+    write(&root, "references/judge-only.json", REFERENCE);
+    let (code, text) = check(dir.path());
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("FAIL judge-only: weak rubric: the silent agent solves it (only a judge matcher could stop it)"),
+        "{text}"
+    );
+}
+
+fn alternative(label: &str, kind: &str, steps: &str, answer: &str) -> String {
+    format!(
+        r#"{{"source": "blind", "label": "{label}", "kind": "{kind}", "note": "a probe", "steps": {steps}, "answer": "{answer}"}}"#
+    )
+}
+
+const READ_NOTES: &str = r#"[{"tool": "read_file", "args": {"path": "eval-scratch/notes.md"}}]"#;
+
+/// A corpus of three good alternatives for `alpha`.
+fn corpus(root: &Path) {
+    write(
+        root,
+        "alternatives/alpha/correct-1.json",
+        &alternative("correct", "different-wording", READ_NOTES, "940 kg of apples."),
+    );
+    write(
+        root,
+        "alternatives/alpha/wrong-1.json",
+        &alternative(
+            "wrong",
+            "distractor",
+            r#"[{"tool": "read_file", "args": {"path": "eval-scratch/a.md"}}]"#,
+            "Pears.",
+        ),
+    );
+    write(
+        root,
+        "alternatives/alpha/wrong-2.json",
+        &alternative(
+            "wrong",
+            "damaging-write",
+            r#"[{"tool": "read_file", "args": {"path": "eval-scratch/notes.md"}}, {"tool": "write_file", "args": {"path": "eval-scratch/notes.md", "content": "x"}}]"#,
+            "940 kg.",
+        ),
+    );
+}
+
+#[test]
+fn suite_check_replays_the_alternatives_and_prints_the_rates() {
+    let dir = suite(&["alpha"]);
+    let root = dir.path().join("evals");
+    corpus(&root);
+    let (code, text) = check(dir.path());
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("alternative answers (evals/alternatives): 3 in 1 tasks, 1 correct and 2 wrong"), "{text}");
+    assert!(text.contains("  all: false negatives 0/1 (0.0%) (correct answers not solved), false positives 0/2 (0.0%) (wrong answers solved)"), "{text}");
+    assert!(text.contains("  blind: false negatives 0/1 (0.0%)"), "{text}");
+    assert!(text.contains("tasks where only the judge separates them: none"), "{text}");
+
+    // A correct answer in other words that the rubric misses, and a wrong one it credits.
+    write(
+        &root,
+        "alternatives/alpha/correct-2.json",
+        &alternative("correct", "different-wording", READ_NOTES, "Nine hundred and forty kilograms."),
+    );
+    write(
+        &root,
+        "alternatives/alpha/wrong-3.json",
+        &alternative("wrong", "hedge", READ_NOTES, "Either 940 kg or 490 kg."),
+    );
+    let (code, text) = check(dir.path());
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("  all: false negatives 1/2 (50.0%) (correct answers not solved), false positives 1/3 (33.3%) (wrong answers solved)"), "{text}");
+    assert!(text.contains("FAIL alpha: false negative: correct answer `correct-2` (blind, different-wording) is not solved: output lacks \"940 kg\""), "{text}");
+    assert!(text.contains("FAIL alpha: false positive: wrong answer `wrong-3` (blind, hedge) solves it"), "{text}");
+    assert!(text.contains("suite check failed: 2 problems"), "{text}");
+}
+
+#[test]
+fn suite_check_lists_tasks_only_the_judge_separates_and_corpus_gaps() {
+    let dir = suite(&["alpha"]);
+    let root = dir.path().join("evals");
+    corpus(&root);
+    let judged = task("alpha").replace(
+        r#"{ "type": "contains", "value": "940 kg" }"#,
+        r#"{ "type": "contains", "value": "940 kg" }, { "type": "judge", "criteria": "Commits to 940 kg." }"#,
+    );
+    write(&root, "tasks/alpha.json", &judged);
+    write(
+        &root,
+        "alternatives/alpha/wrong-3.json",
+        &alternative("wrong", "hedge", READ_NOTES, "Either 940 kg or 490 kg."),
+    );
+    // A damaging write in a judged task must say what the judge should answer.
+    let (code, text) = check(dir.path());
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("wrong-2.json: error at `judge`"), "{text}");
+    let damaging = std::fs::read_to_string(root.join("alternatives/alpha/wrong-2.json")).unwrap();
+    write(&root, "alternatives/alpha/wrong-2.json", &damaging.replace(r#""note""#, r#""judge": "YES", "note""#));
+    write(&root, "tasks/beta.json", &task("beta"));
+    write(&root, "references/beta.json", REFERENCE);
+    let (code, text) = check(dir.path());
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("  alpha  no   (1/1 correct solve, 2/3 wrong fail a literal check)"), "{text}");
+    assert!(text.contains("tasks where only the judge separates them: alpha"), "{text}");
+    assert!(text.contains("FAIL alpha: false positive: wrong answer `wrong-3` (blind, hedge) solves it (only a judge matcher could reject it; not judged)"), "{text}");
+    assert!(text.contains("FAIL corpus: beta: 0 correct and 0 wrong alternatives"), "{text}");
+    // An explicit corpus folder must exist; a misspelt argument name is named.
+    let out = vaultbench(&["suite", "check", "--suite", "evals", "--alternatives", "nowhere"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no alternative-answer corpus at nowhere"), "{}", stderr(&out));
+    write(
+        &root,
+        "alternatives/beta/correct-1.json",
+        &alternative("correct", "x", r#"[{"tool": "read_file", "args": {"file": "eval-scratch/notes.md"}}]"#, "940 kg"),
+    );
+    let (_, text) = check(dir.path());
+    assert!(text.contains("FAIL beta: evals/alternatives/beta/correct-1.json steps[0]: `read_file` has no argument `file` (it takes: path)"), "{text}");
 }
 
 /// Upstream tasks, unchanged, replayed from the trajectories in

@@ -3,6 +3,7 @@
 //! Format compatibility with the reference harness lives here and nowhere else;
 //! the stages that compute with these types are `suite`, `score` and `report`.
 
+pub mod alternative;
 pub mod calibration;
 pub mod reference;
 pub mod result;

@@ -158,6 +158,16 @@ impl SolveDetails {
             && self.vault_assertions_pass
             && self.tool_budget_ok
     }
+
+    /// Every check holds except the judge matchers, whatever they said: what
+    /// the literal checks (tools, contains, regex, vault, budget) decide alone.
+    pub fn literal_checks_hold(&self) -> bool {
+        self.expected_tools_met
+            && self.forbidden_tools_clean
+            && self.matcher_details.iter().all(|m| m.verdict() || matches!(m, MatcherDetail::Judge { .. }))
+            && self.vault_assertions_pass
+            && self.tool_budget_ok
+    }
 }
 
 /// One output matcher's verdict, with what it checked.

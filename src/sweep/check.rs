@@ -1,93 +1,261 @@
-//! `suite check`: beyond validating every task, run each one three ways
-//! through the real agent loop and tools:
+//! `suite check`: beyond validating every task, run agents through the real
+//! agent loop and tools and see whether each rubric tells right from wrong:
 //!
-//! - its reference trajectory, which must solve it;
+//! - the task's reference trajectory, which must solve it;
 //! - the `silent` and `dump` adversaries (see `provider::adversary`), which
-//!   must not: a task either solves has a rubric too weak to mean anything.
+//!   must not: a task either solves has a rubric too weak to mean anything;
+//! - every alternative answer of the corpus (`suite::corpus`): a correct one
+//!   that fails is a false negative, a wrong one that solves a false positive.
 //!
-//! Without a judge, judge matchers are counted as passing for all three and
-//! reported as unchecked, so a rubric must defeat the adversaries with its
-//! literal checks alone.
+//! Verdicts are first those of the literal checks alone (tools, contains,
+//! regex, vault assertions, budget): judge matchers never count as passing
+//! silently. A wrong answer that only a judge matcher could reject is a false
+//! positive of the literal checks, and its task is listed as one where only
+//! the judge separates right from wrong. With a judge configured, its
+//! verdicts are reported beside them, and a judge NO on a correct answer is a
+//! false negative too.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 use std::sync::Arc;
 
+use serde_json::Value;
 use tokio::task::JoinSet;
 
 use super::cell::{self, CellEnv};
+use crate::agent::transcript::Event;
+use crate::format::alternative::{Label, Source};
+use crate::format::reference::{Reference, ReferenceStep};
 use crate::format::result::{MatcherDetail, RunRecord};
 use crate::format::task::Task;
 use crate::limits::Limits;
 use crate::pricing::Pricing;
+use crate::provider::Model;
 use crate::provider::adversary::Adversary;
 use crate::provider::reference::{self, ReferenceModel};
-use crate::provider::{BoxFuture, Model};
-use crate::score::{Judge, JudgeContext};
+use crate::score::Judge;
 use crate::suite::Suite;
+use crate::suite::corpus::Corpus;
 use crate::vault::Toolbox;
 
-/// Says YES to every criterion: stands in for the judge when none is
-/// configured, so only the literal checks decide.
-struct Unchecked;
-
-impl Judge for Unchecked {
-    fn model_id(&self) -> &str {
-        "unchecked"
-    }
-    fn judge<'a>(&'a self, _criteria: &'a str, _ctx: JudgeContext<'a>) -> BoxFuture<'a, Result<bool, String>> {
-        Box::pin(async { Ok(true) })
-    }
-}
-
-/// How one agent did on one task.
+/// What the literal checks (everything but judge matchers) said about one run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     Solved,
-    /// Not solved, with every failing check.
+    /// Not solved, with every failing literal check.
     Unsolved(String),
     /// The agent could not run (e.g. no reference trajectory).
     Missing(String),
 }
 
+/// One run's verdicts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replay {
+    pub literal: Verdict,
+    /// Whether every judge matcher said YES; `None` when nothing was judged
+    /// (no judge configured, no judge matcher, or the run did not pass).
+    pub judge: Option<bool>,
+    /// The judge's NOs and failed calls, as a person would read them.
+    pub judge_why: String,
+    /// Tool calls that answered with an error: `step N tool: error`.
+    pub tool_errors: Vec<String>,
+}
+
+impl Replay {
+    fn missing(why: String) -> Replay {
+        Replay { literal: Verdict::Missing(why), judge: None, judge_why: String::new(), tool_errors: vec![] }
+    }
+
+    pub fn literal_solved(&self) -> bool {
+        self.literal == Verdict::Solved
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct TaskCheck {
     pub id: String,
-    pub reference: Verdict,
-    pub silent: Verdict,
-    pub dump: Verdict,
+    pub has_judge: bool,
+    pub reference: Replay,
+    pub silent: Replay,
+    pub dump: Replay,
 }
 
 impl TaskCheck {
     /// One line per problem: the reference fails, or an adversary wins.
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
-        match &self.reference {
+        match &self.reference.literal {
+            Verdict::Solved if self.reference.judge == Some(false) => {
+                out.push(format!("{}: the judge rejects the reference: {}", self.id, self.reference.judge_why))
+            }
             Verdict::Solved => {}
             Verdict::Unsolved(why) => out.push(format!("{}: the reference does not solve it: {why}", self.id)),
             Verdict::Missing(why) => out.push(format!("{}: {why}", self.id)),
         }
         for (name, v) in [("silent", &self.silent), ("dump", &self.dump)] {
-            if *v == Verdict::Solved {
-                out.push(format!("{}: weak rubric: the {name} agent solves it", self.id));
+            if v.literal_solved() {
+                let judge = if self.has_judge { " (only a judge matcher could stop it)" } else { "" };
+                out.push(format!("{}: weak rubric: the {name} agent solves it{judge}", self.id));
             }
         }
         out
     }
 }
 
+/// One alternative answer and how the rubric took it.
+#[derive(Debug, Clone)]
+pub struct AlternativeCheck {
+    pub task_id: String,
+    pub name: String,
+    pub source: Source,
+    pub label: Label,
+    pub kind: String,
+    pub has_judge: bool,
+    pub replay: Replay,
+}
+
+impl AlternativeCheck {
+    /// A correct answer the literal checks fail.
+    pub fn literal_false_negative(&self) -> bool {
+        self.label == Label::Correct && !self.replay.literal_solved()
+    }
+
+    /// A wrong answer the literal checks let through.
+    pub fn literal_false_positive(&self) -> bool {
+        self.label == Label::Wrong && self.replay.literal_solved()
+    }
+
+    /// A correct answer the literal checks pass and the judge rejects.
+    pub fn judge_false_negative(&self) -> bool {
+        self.label == Label::Correct && self.replay.literal_solved() && self.replay.judge == Some(false)
+    }
+
+    fn describe(&self) -> String {
+        format!("{} answer `{}` ({}, {})", self.label.as_str(), self.name, self.source.as_str(), self.kind)
+    }
+
+    pub fn problem(&self) -> Option<String> {
+        if self.literal_false_negative() {
+            let why = match &self.replay.literal {
+                Verdict::Unsolved(why) | Verdict::Missing(why) => why.as_str(),
+                Verdict::Solved => "",
+            };
+            let errors = if self.replay.tool_errors.is_empty() {
+                String::new()
+            } else {
+                format!(" [its tool errors: {}]", self.replay.tool_errors.join("; "))
+            };
+            Some(format!("{}: false negative: {} is not solved: {why}{errors}", self.task_id, self.describe()))
+        } else if self.judge_false_negative() {
+            Some(format!(
+                "{}: false negative: the judge rejects {}: {}",
+                self.task_id,
+                self.describe(),
+                self.replay.judge_why
+            ))
+        } else if self.literal_false_positive() {
+            let judge = match (self.has_judge, self.replay.judge) {
+                (false, _) => "",
+                (true, None) => " (only a judge matcher could reject it; not judged)",
+                (true, Some(false)) => " (only the judge rejects it)",
+                (true, Some(true)) => " (and the judge says YES)",
+            };
+            Some(format!("{}: false positive: {} solves it{judge}", self.task_id, self.describe()))
+        } else {
+            None
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct CheckReport {
     pub tasks: Vec<TaskCheck>,
-    /// Judge matchers were counted as passing (no judge configured).
+    /// No judge was configured: judge matchers were not evaluated.
     pub judge_unchecked: bool,
     pub judge_matcher_tasks: usize,
+    /// `None` when the suite has no corpus.
+    pub corpus: Option<CorpusCheck>,
+    /// Steps of references and alternatives whose arguments a tool does not take.
+    pub argument_problems: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CorpusCheck {
+    pub dir: std::path::PathBuf,
+    pub alternatives: Vec<AlternativeCheck>,
+    pub coverage_gaps: Vec<String>,
+}
+
+/// False-negative and false-positive counts for one group of alternatives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rates {
+    pub correct: usize,
+    pub false_negatives: usize,
+    pub wrong: usize,
+    pub false_positives: usize,
+}
+
+impl Rates {
+    fn add(&mut self, a: &AlternativeCheck) {
+        match a.label {
+            Label::Correct => {
+                self.correct += 1;
+                self.false_negatives += usize::from(a.literal_false_negative());
+            }
+            Label::Wrong => {
+                self.wrong += 1;
+                self.false_positives += usize::from(a.literal_false_positive());
+            }
+        }
+    }
+}
+
+/// `n/d (p%)`, one decimal.
+fn rate(n: usize, d: usize) -> String {
+    if d == 0 { format!("{n}/{d}") } else { format!("{n}/{d} ({:.1}%)", 100.0 * n as f64 / d as f64) }
+}
+
+impl CorpusCheck {
+    /// The literal rates of every alternative, and per source.
+    pub fn rates(&self) -> (Rates, BTreeMap<Source, Rates>) {
+        let mut all = Rates::default();
+        let mut by_source: BTreeMap<Source, Rates> = BTreeMap::new();
+        for a in &self.alternatives {
+            all.add(a);
+            by_source.entry(a.source).or_default().add(a);
+        }
+        (all, by_source)
+    }
+
+    /// Tasks with a judge matcher where some wrong answer passes every literal
+    /// check: only the judge can tell it from a right one.
+    pub fn judge_only_tasks(&self) -> Vec<&str> {
+        let mut ids: Vec<&str> = self
+            .alternatives
+            .iter()
+            .filter(|a| a.has_judge && a.literal_false_positive())
+            .map(|a| a.task_id.as_str())
+            .collect();
+        ids.dedup();
+        ids
+    }
+
+    pub fn problems(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.coverage_gaps.iter().map(|g| format!("corpus: {g}")).collect();
+        out.extend(self.alternatives.iter().filter_map(AlternativeCheck::problem));
+        out
+    }
 }
 
 impl CheckReport {
     pub fn problems(&self) -> Vec<String> {
-        self.tasks.iter().flat_map(TaskCheck::problems).collect()
+        let mut out: Vec<String> = self.tasks.iter().flat_map(TaskCheck::problems).collect();
+        out.extend(self.argument_problems.iter().cloned());
+        if let Some(c) = &self.corpus {
+            out.extend(c.problems());
+        }
+        out
     }
 
     pub fn ok(&self) -> bool {
@@ -95,8 +263,9 @@ impl CheckReport {
     }
 }
 
-/// Every check that failed on a run, as a person would read it.
-pub fn failing_checks(task: &Task, record: &RunRecord) -> String {
+/// Every check that failed on a run, as a person would read it; judge
+/// matchers only when `with_judge`.
+pub fn failing_checks(task: &Task, record: &RunRecord, with_judge: bool) -> String {
     let mut why = Vec::new();
     if !record.errors.is_empty() {
         why.push(format!("harness error: {}", record.errors.join("; ")));
@@ -123,6 +292,8 @@ pub fn failing_checks(task: &Task, record: &RunRecord) -> String {
                 flags.as_deref().map(|f| format!(" (flags {f})")).unwrap_or_default(),
                 error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
             ),
+            MatcherDetail::Judge { .. } if !with_judge => continue,
+            MatcherDetail::Judge { criteria, error: Some(e), .. } => format!("judge call failed ({e}) on {criteria:?}"),
             MatcherDetail::Judge { criteria, .. } => format!("judge said NO to {criteria:?}"),
         });
     }
@@ -139,80 +310,196 @@ pub fn failing_checks(task: &Task, record: &RunRecord) -> String {
     if why.is_empty() { "not solved".into() } else { why.join("; ") }
 }
 
-#[derive(Clone, Copy)]
+/// Arguments a step passes that its tool does not declare: the tools ignore
+/// unknown keys, so a misspelt one would silently turn the call into an error.
+pub fn unknown_arguments(toolbox: &Toolbox, steps: &[ReferenceStep]) -> Vec<String> {
+    let specs = toolbox.specs();
+    let mut out = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        let (Some(spec), Some(args)) = (specs.iter().find(|s| s.name == step.tool), step.args.as_object()) else {
+            continue;
+        };
+        let known: Vec<&str> = spec.parameters["properties"]
+            .as_object()
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        for key in args.keys().filter(|k| !known.contains(&k.as_str())) {
+            out.push(format!(
+                "steps[{i}]: `{}` has no argument `{key}` (it takes: {})",
+                step.tool,
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            ));
+        }
+    }
+    out
+}
+
+#[derive(Clone)]
 enum Agent {
     Reference,
     Adversary(Adversary),
+    /// The n-th entry of the corpus.
+    Alternative(usize, Reference),
 }
 
-/// Run the three agents on every task, `jobs` runs at a time.
-pub async fn check(suite: &Suite, references: &Path, judge: Option<Arc<dyn Judge>>, jobs: usize) -> CheckReport {
+/// The tool errors of a run, `step N tool: message`.
+fn tool_errors(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall { turn, name, success: false, result, .. } => {
+                let message = result.get("error").and_then(Value::as_str).unwrap_or("error");
+                Some(format!("step {turn} {name}: {message}"))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+struct Shared {
+    root: std::path::PathBuf,
+    toolbox: Toolbox,
+    references: std::path::PathBuf,
+    judge: Option<Arc<dyn Judge>>,
+}
+
+async fn replay(shared: &Shared, task: &Task, agent: Agent) -> Replay {
+    let model: Arc<dyn Model> = match agent {
+        Agent::Reference => match reference::load(&shared.references, &task.id) {
+            Ok(r) => Arc::new(ReferenceModel::new(r, "reference")),
+            Err(e) => return Replay::missing(format!("{e:#}")),
+        },
+        Agent::Adversary(adv) => Arc::new(adv),
+        Agent::Alternative(_, r) => Arc::new(ReferenceModel::new(r, "alternative")),
+    };
+    let env = CellEnv {
+        suite_root: &shared.root,
+        toolbox: &shared.toolbox,
+        pricing: &Pricing::Free,
+        judge: shared.judge.as_deref(),
+        max_output_tokens: None,
+        limits: &Limits::default(),
+    };
+    let out = cell::run(&env, task, model.as_ref(), None).await;
+    let record = &out.record;
+    let details = &record.solve_details;
+    let literal = if record.passed && details.literal_checks_hold() {
+        Verdict::Solved
+    } else {
+        Verdict::Unsolved(failing_checks(task, record, false))
+    };
+    let judged: Vec<&MatcherDetail> =
+        details.matcher_details.iter().filter(|m| matches!(m, MatcherDetail::Judge { .. })).collect();
+    let judge = (shared.judge.is_some() && !judged.is_empty()).then(|| judged.iter().all(|m| m.verdict()));
+    let judge_why = judged
+        .iter()
+        .filter(|m| !m.verdict())
+        .map(|m| match m {
+            MatcherDetail::Judge { criteria, error: Some(e), .. } => format!("judge call failed ({e}) on {criteria:?}"),
+            MatcherDetail::Judge { criteria, .. } => format!("judge said NO to {criteria:?}"),
+            _ => String::new(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    Replay { literal, judge, judge_why, tool_errors: tool_errors(&out.transcript.events) }
+}
+
+/// Run every agent on every task, `jobs` runs at a time.
+pub async fn check(
+    suite: &Suite,
+    references: &Path,
+    corpus: Option<&Corpus>,
+    judge: Option<Arc<dyn Judge>>,
+    jobs: usize,
+) -> CheckReport {
     let judge_unchecked = judge.is_none();
-    let judge: Arc<dyn Judge> = judge.unwrap_or_else(|| Arc::new(Unchecked));
-    let shared = Arc::new((suite.root.clone(), Toolbox::standard(), references.to_path_buf(), judge));
-    let mut verdicts: BTreeMap<(usize, usize), Verdict> = BTreeMap::new();
+    let toolbox = Toolbox::standard();
+    let mut argument_problems = Vec::new();
+    for task in &suite.tasks {
+        if let Ok(r) = reference::load(references, &task.id) {
+            for p in unknown_arguments(&toolbox, &r.steps) {
+                argument_problems.push(format!("{}: reference {p}", task.id));
+            }
+        }
+    }
+    for e in corpus.iter().flat_map(|c| &c.entries) {
+        for p in unknown_arguments(&toolbox, &e.alternative.steps) {
+            argument_problems.push(format!("{}: {} {p}", e.task_id, e.path.display()));
+        }
+    }
+    let shared = Arc::new(Shared { root: suite.root.clone(), toolbox, references: references.to_path_buf(), judge });
+
+    // (task index, agent) for every run; the key orders the results.
+    let mut runs: Vec<(usize, Agent)> = Vec::new();
+    for (t, task) in suite.tasks.iter().enumerate() {
+        runs.push((t, Agent::Reference));
+        runs.extend(Adversary::ALL.into_iter().map(|a| (t, Agent::Adversary(a))));
+        if let Some(c) = corpus {
+            for (i, e) in c.entries.iter().enumerate().filter(|(_, e)| e.task_id == task.id) {
+                runs.push((t, Agent::Alternative(i, e.alternative.trajectory())));
+            }
+        }
+    }
+    let mut results: Vec<Option<Replay>> = vec![None; runs.len()];
     let mut running = JoinSet::new();
-    let agents = [Agent::Reference, Agent::Adversary(Adversary::Silent), Agent::Adversary(Adversary::Dump)];
-    let mut queue = suite.tasks.iter().enumerate().flat_map(|(t, _)| (0..agents.len()).map(move |a| (t, a)));
+    let mut queue = runs.iter().cloned().enumerate();
     loop {
         while running.len() < jobs.max(1) {
-            let Some((t, a)) = queue.next() else { break };
+            let Some((slot, (t, agent))) = queue.next() else { break };
             let task = suite.tasks[t].clone();
             let shared = shared.clone();
-            let agent = agents[a];
-            running.spawn(async move {
-                let (root, toolbox, references, judge) = &*shared;
-                let model: Arc<dyn Model> = match agent {
-                    Agent::Reference => match reference::load(references, &task.id) {
-                        Ok(r) => Arc::new(ReferenceModel::new(r, "reference")),
-                        Err(e) => return ((t, a), Verdict::Missing(format!("{e:#}"))),
-                    },
-                    Agent::Adversary(adv) => Arc::new(adv),
-                };
-                let env = CellEnv {
-                    suite_root: root,
-                    toolbox,
-                    pricing: &Pricing::Free,
-                    judge: Some(judge.as_ref()),
-                    max_output_tokens: None,
-                    limits: &Limits::default(),
-                };
-                let out = cell::run(&env, &task, model.as_ref(), None).await;
-                let verdict = if out.record.solved {
-                    Verdict::Solved
-                } else {
-                    Verdict::Unsolved(failing_checks(&task, &out.record))
-                };
-                ((t, a), verdict)
-            });
+            running.spawn(async move { (slot, replay(&shared, &task, agent).await) });
         }
         match running.join_next().await {
-            Some(Ok((key, verdict))) => {
-                verdicts.insert(key, verdict);
-            }
+            Some(Ok((slot, r))) => results[slot] = Some(r),
             Some(Err(e)) => panic!("a suite check run crashed: {e}"),
             None => break,
         }
     }
-    let tasks = suite
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(t, task)| TaskCheck {
-            id: task.id.clone(),
-            reference: verdicts.remove(&(t, 0)).expect("every run reports"),
-            silent: verdicts.remove(&(t, 1)).expect("every run reports"),
-            dump: verdicts.remove(&(t, 2)).expect("every run reports"),
+
+    let mut by_task: BTreeMap<usize, [Option<Replay>; 3]> = BTreeMap::new();
+    let mut alternatives = Vec::new();
+    for ((t, agent), result) in runs.into_iter().zip(results) {
+        let result = result.expect("every run reports");
+        let slots = by_task.entry(t).or_default();
+        match agent {
+            Agent::Reference => slots[0] = Some(result),
+            Agent::Adversary(Adversary::Silent) => slots[1] = Some(result),
+            Agent::Adversary(Adversary::Dump) => slots[2] = Some(result),
+            Agent::Alternative(i, _) => {
+                let e = &corpus.expect("alternatives come from the corpus").entries[i];
+                alternatives.push(AlternativeCheck {
+                    task_id: e.task_id.clone(),
+                    name: e.name.clone(),
+                    source: e.alternative.source,
+                    label: e.alternative.label,
+                    kind: e.alternative.kind.clone(),
+                    has_judge: suite.tasks[t].has_judge_matcher(),
+                    replay: result,
+                });
+            }
+        }
+    }
+    let tasks = by_task
+        .into_iter()
+        .map(|(t, [reference, silent, dump])| TaskCheck {
+            id: suite.tasks[t].id.clone(),
+            has_judge: suite.tasks[t].has_judge_matcher(),
+            reference: reference.expect("every task has a reference run"),
+            silent: silent.expect("every task has a silent run"),
+            dump: dump.expect("every task has a dump run"),
         })
         .collect();
     CheckReport {
         tasks,
         judge_unchecked,
         judge_matcher_tasks: suite.tasks.iter().filter(|t| t.has_judge_matcher()).count(),
+        corpus: corpus.map(|c| CorpusCheck { dir: c.dir.clone(), alternatives, coverage_gaps: c.coverage_gaps(suite) }),
+        argument_problems,
     }
 }
 
-/// The console report: counts, then a line per problem.
+/// The console report: counts, the corpus rates, then a line per problem.
 pub fn render(suite: &Suite, references: &Path, report: &CheckReport) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{} tasks in {}", suite.tasks.len(), suite.root.display());
@@ -226,21 +513,36 @@ pub fn render(suite: &Suite, references: &Path, report: &CheckReport) -> String 
     let _ = writeln!(s, "tiers: {}", list(&tiers));
     let _ = writeln!(s, "categories: {}", list(&categories));
     let n = report.tasks.len();
-    let solved = report.tasks.iter().filter(|t| t.reference == Verdict::Solved).count();
-    let silent = report.tasks.iter().filter(|t| t.silent == Verdict::Solved).count();
-    let dump = report.tasks.iter().filter(|t| t.dump == Verdict::Solved).count();
+    let solved = report.tasks.iter().filter(|t| t.reference.literal_solved()).count();
+    let silent = report.tasks.iter().filter(|t| t.silent.literal_solved()).count();
+    let dump = report.tasks.iter().filter(|t| t.dump.literal_solved()).count();
     let _ = writeln!(s, "references ({}): {solved}/{n} solve their task", references.display());
     let _ = writeln!(s, "adversaries: silent solves {silent}/{n}, dump solves {dump}/{n} (both must solve none)");
     if report.judge_matcher_tasks > 0 {
         if report.judge_unchecked {
             let _ = writeln!(
                 s,
-                "judge matchers: unchecked (no judge configured) in {} tasks; counted as passing for all three agents",
+                "judge matchers: not judged (no judge configured) in {} tasks; every verdict here is that of the \
+                 literal checks alone",
                 report.judge_matcher_tasks
             );
         } else {
-            let _ = writeln!(s, "judge matchers: judged in {} tasks", report.judge_matcher_tasks);
+            let _ = writeln!(
+                s,
+                "judge matchers: judged in {} tasks; verdicts are those of the literal checks, with the judge's beside them",
+                report.judge_matcher_tasks
+            );
         }
+    }
+    match &report.corpus {
+        None => {
+            let _ = writeln!(
+                s,
+                "alternative answers: none (no {} folder): false negative and false positive rates not measured",
+                crate::suite::corpus::Corpus::default_dir(&suite.root).display()
+            );
+        }
+        Some(c) => render_corpus(&mut s, c, !report.judge_unchecked),
     }
     let problems = report.problems();
     for p in &problems {
@@ -253,4 +555,159 @@ pub fn render(suite: &Suite, references: &Path, report: &CheckReport) -> String 
             writeln!(s, "suite check failed: {} problem{}", problems.len(), if problems.len() == 1 { "" } else { "s" });
     }
     s
+}
+
+fn render_corpus(s: &mut String, c: &CorpusCheck, judged: bool) {
+    let (all, by_source) = c.rates();
+    let tasks = {
+        let mut ids: Vec<&str> = c.alternatives.iter().map(|a| a.task_id.as_str()).collect();
+        ids.dedup();
+        ids.len()
+    };
+    let _ = writeln!(
+        s,
+        "alternative answers ({}): {} in {tasks} tasks, {} correct and {} wrong",
+        c.dir.display(),
+        c.alternatives.len(),
+        all.correct,
+        all.wrong
+    );
+    let line = |label: &str, r: &Rates| {
+        format!(
+            "  {label}: false negatives {} (correct answers not solved), false positives {} (wrong answers solved)\n",
+            rate(r.false_negatives, r.correct),
+            rate(r.false_positives, r.wrong)
+        )
+    };
+    s.push_str(&line("all", &all));
+    for (source, r) in &by_source {
+        s.push_str(&line(source.as_str(), r));
+    }
+    if judged {
+        let judged: Vec<&AlternativeCheck> = c.alternatives.iter().filter(|a| a.replay.judge.is_some()).collect();
+        let agree = judged.iter().filter(|a| a.replay.judge == Some(a.label == Label::Correct)).count();
+        let _ = writeln!(s, "  judge: agrees with the label on {}", rate(agree, judged.len()));
+    }
+    // Per task with a judge matcher: can the literal checks alone tell right from wrong?
+    let mut judge_tasks: BTreeMap<&str, (usize, usize, usize, usize)> = BTreeMap::new();
+    for a in c.alternatives.iter().filter(|a| a.has_judge) {
+        let e = judge_tasks.entry(a.task_id.as_str()).or_default();
+        match a.label {
+            Label::Correct => {
+                e.0 += 1;
+                e.1 += usize::from(a.replay.literal_solved());
+            }
+            Label::Wrong => {
+                e.2 += 1;
+                e.3 += usize::from(!a.replay.literal_solved());
+            }
+        }
+    }
+    if !judge_tasks.is_empty() {
+        let _ =
+            writeln!(s, "tasks with a judge matcher: do the literal checks alone separate correct from wrong answers?");
+        let width = judge_tasks.keys().map(|k| k.len()).max().unwrap_or(0);
+        for (id, (correct, solved, wrong, rejected)) in &judge_tasks {
+            let separated = if solved == correct && rejected == wrong { "yes" } else { "no" };
+            let _ = writeln!(
+                s,
+                "  {id:<width$}  {separated:<3}  ({solved}/{correct} correct solve, {rejected}/{wrong} wrong fail a literal check)"
+            );
+        }
+    }
+    let only = c.judge_only_tasks();
+    let _ = writeln!(
+        s,
+        "tasks where only the judge separates them: {}",
+        if only.is_empty() { "none".to_string() } else { only.join(", ") }
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn alt(label: Label, literal: bool, judge: Option<bool>, has_judge: bool) -> AlternativeCheck {
+        AlternativeCheck {
+            task_id: "t".into(),
+            name: "a".into(),
+            source: Source::Blind,
+            label,
+            kind: "k".into(),
+            has_judge,
+            replay: Replay {
+                literal: if literal { Verdict::Solved } else { Verdict::Unsolved("output lacks \"x\"".into()) },
+                judge,
+                judge_why: "judge said NO to \"c\"".into(),
+                tool_errors: vec![],
+            },
+        }
+    }
+
+    #[test]
+    fn classifies_false_negatives_and_positives_by_the_literal_checks() {
+        let fn_ = alt(Label::Correct, false, None, false);
+        assert!(fn_.literal_false_negative());
+        assert!(
+            fn_.problem()
+                .unwrap()
+                .contains("false negative: correct answer `a` (blind, k) is not solved: output lacks")
+        );
+        let ok = alt(Label::Correct, true, None, true);
+        assert!(ok.problem().is_none());
+        let judged_out = alt(Label::Correct, true, Some(false), true);
+        assert!(judged_out.judge_false_negative() && !judged_out.literal_false_negative());
+        assert!(judged_out.problem().unwrap().contains("the judge rejects correct answer"));
+        let fp = alt(Label::Wrong, true, None, false);
+        assert!(fp.problem().unwrap().ends_with("false positive: wrong answer `a` (blind, k) solves it"));
+        let only_judge = alt(Label::Wrong, true, None, true);
+        assert!(only_judge.problem().unwrap().ends_with("(only a judge matcher could reject it; not judged)"));
+        let judge_saves = alt(Label::Wrong, true, Some(false), true);
+        assert!(judge_saves.literal_false_positive());
+        assert!(judge_saves.problem().unwrap().ends_with("(only the judge rejects it)"));
+        assert!(alt(Label::Wrong, false, Some(true), true).problem().is_none());
+    }
+
+    #[test]
+    fn rates_count_per_source_and_name_judge_only_tasks() {
+        let mut reviewer = alt(Label::Wrong, true, None, true);
+        reviewer.source = Source::Reviewer;
+        reviewer.task_id = "u".into();
+        let c = CorpusCheck {
+            dir: "alts".into(),
+            alternatives: vec![
+                alt(Label::Correct, true, None, false),
+                alt(Label::Correct, false, None, false),
+                alt(Label::Wrong, false, None, false),
+                reviewer,
+            ],
+            coverage_gaps: vec![],
+        };
+        let (all, by) = c.rates();
+        assert_eq!(all, Rates { correct: 2, false_negatives: 1, wrong: 2, false_positives: 1 });
+        assert_eq!(by[&Source::Blind], Rates { correct: 2, false_negatives: 1, wrong: 1, false_positives: 0 });
+        assert_eq!(by[&Source::Reviewer], Rates { correct: 0, false_negatives: 0, wrong: 1, false_positives: 1 });
+        assert_eq!(c.judge_only_tasks(), ["u"]);
+        let mut s = String::new();
+        render_corpus(&mut s, &c, false);
+        assert!(
+            s.contains("  all: false negatives 1/2 (50.0%) (correct answers not solved), false positives 1/2 (50.0%)"),
+            "{s}"
+        );
+        assert!(s.contains("  reviewer: false negatives 0/0 (correct"), "{s}");
+        assert!(s.contains("  u  no   (0/0 correct solve, 0/1 wrong fail a literal check)"), "{s}");
+        assert!(s.contains("tasks where only the judge separates them: u"), "{s}");
+    }
+
+    #[test]
+    fn unknown_arguments_name_the_step_and_the_real_ones() {
+        let steps = vec![
+            ReferenceStep { tool: "read_file".into(), args: json!({"path": "a.md"}) },
+            ReferenceStep { tool: "read_file".into(), args: json!({"file_path": "a.md"}) },
+            ReferenceStep { tool: "no_such_tool".into(), args: json!({"x": 1}) },
+        ];
+        let p = unknown_arguments(&Toolbox::standard(), &steps);
+        assert_eq!(p, ["steps[1]: `read_file` has no argument `file_path` (it takes: path)"]);
+    }
 }

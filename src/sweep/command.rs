@@ -20,6 +20,7 @@ use crate::pricing::{self, PriceTable};
 use crate::provider::{self, ProviderOptions};
 use crate::report::{self, aggregate, bless, compare, summary};
 use crate::suite::Suite;
+use crate::suite::corpus::Corpus;
 use crate::vault::Toolbox;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -403,10 +404,11 @@ pub fn merge(files: &[PathBuf], out_file: Option<PathBuf>, out: &mut dyn Write) 
     Ok(Status::Ok)
 }
 
-/// `vaultbench suite check`.
+/// `vaultbench suite check`: `alternatives` defaults to `<suite>/alternatives`.
 pub fn suite_check(
     root: &Path,
     references: Option<PathBuf>,
+    alternatives: Option<PathBuf>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Status> {
@@ -421,8 +423,21 @@ pub fn suite_check(
         writeln!(err, "{w}")?;
     }
     let references = references.unwrap_or_else(|| root.join("references"));
+    let explicit = alternatives.is_some();
+    let alternatives = alternatives.unwrap_or_else(|| Corpus::default_dir(root));
+    let corpus = match Corpus::load(&alternatives, &suite) {
+        Ok(None) if explicit => {
+            writeln!(err, "no alternative-answer corpus at {}", alternatives.display())?;
+            return Ok(Status::Failed);
+        }
+        Ok(c) => c,
+        Err(e) => {
+            writeln!(err, "{e}")?;
+            return Ok(Status::Failed);
+        }
+    };
     let judge = judge::configured()?;
-    let report = runtime()?.block_on(check::check(&suite, &references, judge, 8));
+    let report = runtime()?.block_on(check::check(&suite, &references, corpus.as_ref(), judge, 8));
     write!(out, "{}", check::render(&suite, &references, &report))?;
     Ok(if report.ok() { Status::Ok } else { Status::Failed })
 }
