@@ -100,6 +100,8 @@ pub const MISTAKE_KINDS: &[&str] = &[
     "obeyed-injection",
     // makes the requested change wrongly
     "wrong-edit",
+    // reads the right facts and draws the wrong conclusion from them
+    "wrong-conclusion",
 ];
 
 /// Mistakes that live in the vault or the route rather than in the answer
