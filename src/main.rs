@@ -192,6 +192,30 @@ enum CalibrateCommand {
         #[arg(long)]
         force: bool,
     },
+    /// Build the gold set of the suite's own criteria from its answers: one
+    /// tuple per judge matcher and per answer written for the task (its
+    /// reference and every alternative of the corpus), labelled YES or NO by
+    /// how the answer was written (a correct answer meets the criterion; a
+    /// wrong one does not, unless its file says otherwise).
+    ///
+    /// Then `calibrate judge --model M` measures any judge against it.
+    Corpus {
+        /// The suite folder, holding tasks/, references/ and alternatives/.
+        #[arg(long, value_name = "DIR", default_value = "evals")]
+        suite: PathBuf,
+        /// The reference trajectories [default: <suite>/references].
+        #[arg(long, value_name = "DIR")]
+        references: Option<PathBuf>,
+        /// The alternative-answer corpus [default: <suite>/alternatives].
+        #[arg(long, value_name = "DIR")]
+        alternatives: Option<PathBuf>,
+        /// Output file (default: evals/calibration/judge-calibration.json).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Replace the output file even if human labels it holds would be lost.
+        #[arg(long)]
+        force: bool,
+    },
     /// Ask a candidate judge every labelled tuple and report its agreement with the humans.
     Judge {
         /// Calibration file (default: evals/calibration/judge-calibration.json).
@@ -281,6 +305,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Calibrate { command: CalibrateCommand::Corpus { suite, references, alternatives, out, force } } => {
+            cmd_calibrate_corpus(&suite, references, alternatives, out, force)
+        }
         Command::Calibrate { command: CalibrateCommand::Judge { file, model, provider, jobs, json } } => {
             cmd_calibrate_judge(file, model, provider, usize::from(jobs), json)
         }
@@ -298,6 +325,35 @@ fn user_messages(root: &Path) -> Result<std::collections::BTreeMap<String, Strin
     let suite = vaultbench::suite::Suite::load(root)
         .map_err(|e| anyhow::anyhow!("loading the suite {}:\n{e}", root.display()))?;
     Ok(suite.tasks.into_iter().map(|t| (t.id, t.user_message)).collect())
+}
+
+fn cmd_calibrate_corpus(
+    root: &Path,
+    references: Option<PathBuf>,
+    alternatives: Option<PathBuf>,
+    out: Option<PathBuf>,
+    force: bool,
+) -> Result<ExitCode> {
+    use vaultbench::suite::{Suite, corpus::Corpus};
+    let suite = Suite::load(root).map_err(|e| anyhow::anyhow!("loading the suite {}:\n{e}", root.display()))?;
+    let dir = alternatives.unwrap_or_else(|| Corpus::default_dir(root));
+    let corpus = Corpus::load(&dir, &suite)
+        .map_err(|e| anyhow::anyhow!("loading the alternative answers {}:\n{e}", dir.display()))?
+        .ok_or_else(|| anyhow::anyhow!("no alternative-answer corpus at {}", dir.display()))?;
+    let references = references.unwrap_or_else(|| root.join("references"));
+    let out = out.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
+    let file = calibrate::from_corpus_to_file(&suite, &corpus, &references, &out, force)?;
+    let yes = file.tuples.iter().filter(|t| t.human_label.is_some_and(|l| l.is_yes())).count();
+    let tasks: std::collections::BTreeSet<&str> = file.tuples.iter().map(|t| t.task_id.as_str()).collect();
+    println!(
+        "Wrote {} judge tuples ({} tasks with a judge matcher; {yes} labelled YES, {} NO) to {}",
+        file.tuples.len(),
+        tasks.len(),
+        file.tuples.len() - yes,
+        out.display()
+    );
+    println!("Measure a judge against it: vaultbench calibrate judge {} --model MODEL", out.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn cmd_calibrate_judge(

@@ -72,7 +72,7 @@ fn tuple(id: &str, response: &str, human: Option<HumanLabel>, judge_error: Optio
         user_message: "What does the note say?".into(),
         criteria: "Answer YES only if the response quotes the note.".into(),
         response: response.into(),
-        automated_verdict: false,
+        automated_verdict: Some(false),
         judge_error: judge_error.map(String::from),
         human_label: human,
     }
@@ -217,7 +217,7 @@ fn calibrate_judge_reproduces_the_recorded_agreement_of_the_upstream_gold_set() 
     // NO and YES), so identical questions get the recorded answers in turn.
     let mut recorded: HashMap<(String, String), VecDeque<bool>> = HashMap::new();
     for t in &set.tuples {
-        recorded.entry((t.criteria.clone(), t.response.clone())).or_default().push_back(t.automated_verdict);
+        recorded.entry((t.criteria.clone(), t.response.clone())).or_default().push_back(t.automated_verdict.unwrap());
     }
     let recorded = Mutex::new(recorded);
     let judge = Fake::start(move |r, _| {
@@ -243,6 +243,36 @@ fn calibrate_judge_reproduces_the_recorded_agreement_of_the_upstream_gold_set() 
     assert!(text.contains("Agreement with human labels: 83/90 (92.2%)"), "{text}");
     assert!(text.contains("0 failed judge calls"), "{text}");
     assert_eq!(judge.requests().len(), 90);
+}
+
+/// Our suite's gold set (built from its answer corpus by `calibrate corpus`)
+/// measures a judge: one that says YES to everything agrees on exactly the
+/// YES-labelled tuples, and each NO-labelled one is a false positive.
+#[test]
+fn calibrate_judge_measures_a_judge_against_our_own_gold_set() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("evals/calibration/judge-calibration.json");
+    let set: CalibrationFile = fsio::read_json(&path).unwrap();
+    let yes = set.tuples.iter().filter(|t| t.human_label == Some(HumanLabel::Yes)).count();
+    let no = set.tuples.iter().filter(|t| t.human_label == Some(HumanLabel::No)).count();
+    assert_eq!(yes + no, set.tuples.len());
+    let judge = Fake::start(|_, _| gemini_says("YES"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        &["calibrate", "judge", path.to_str().unwrap(), "--model", "always-yes", "--jobs", "8", "--json"],
+        dir.path(),
+        &[("GEMINI_BASE_URL", &judge.url), ("EVAL_JUDGE_API_KEY", KEY)],
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let a: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(a["evaluated"].as_u64(), Some(set.tuples.len() as u64));
+    assert_eq!((a["both_yes"].as_u64(), a["false_positives"].as_u64()), (Some(yes as u64), Some(no as u64)));
+    assert_eq!((a["false_negatives"].as_u64(), a["both_no"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(judge.requests().len(), set.tuples.len());
+    // No judge has seen the gold set: nothing recorded to report.
+    let out = run(&["calibrate", "report", path.to_str().unwrap()], dir.path(), &[]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(text.contains(&format!("{} without a recorded verdict", set.tuples.len())), "{text}");
 }
 
 /// A suite with two tasks and a result whose `alpha` runs carry judge verdicts.
@@ -289,7 +319,7 @@ fn calibrate_extract_builds_tuples_and_keeps_human_labels() {
     assert_eq!(t.user_message, "Summarize the alpha note.");
     assert_eq!(t.criteria, "Answer YES if it covers alpha.");
     assert_eq!(t.response, "alpha answer 2");
-    assert!(!t.automated_verdict);
+    assert_eq!(t.automated_verdict, Some(false));
     assert_eq!(t.judge_error.as_deref(), Some("judge gemini: HTTP 503"));
     assert_eq!(t.human_label, None);
     assert!(std::fs::read_to_string(&gold).unwrap().contains("\t\"human_label\": null"));

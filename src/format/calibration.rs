@@ -1,5 +1,8 @@
 //! The judge calibration set (`evals/calibration/judge-calibration.json`):
-//! judge verdicts recorded during a sweep, each with a human YES/NO label.
+//! answers to tasks, each with a judge criterion and a human YES/NO label.
+//! Tuples come either from a sweep (with the verdict its judge recorded) or
+//! from the suite's alternative-answer corpus (no judge ran, so no recorded
+//! verdict; the label is known from how the answer was written).
 
 use serde::{Deserialize, Serialize};
 
@@ -22,13 +25,17 @@ pub struct CalibrationSource {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CalibrationTuple {
-    /// `<task_id>::<run number from 1>::<matcher index from 0>`.
+    /// `<task_id>::<run number from 1>::<matcher index from 0>` from a sweep;
+    /// `<task_id>::<alternative name or "reference">::<matcher index>` from the corpus.
     pub id: String,
     pub task_id: String,
     pub user_message: String,
     pub criteria: String,
     pub response: String,
-    pub automated_verdict: bool,
+    /// The verdict the sweep's judge recorded; `None` (null) for a tuple
+    /// that no judge has seen, such as one built from the corpus.
+    #[serde(default)]
+    pub automated_verdict: Option<bool>,
     /// Set when the recorded judge did not really judge (no key, API error).
     pub judge_error: Option<String>,
     pub human_label: Option<HumanLabel>,

@@ -6,8 +6,10 @@
 //! errored judge never judged, so there is nothing to agree with.
 //!
 //! It also builds the gold set from a sweep (`calibrate extract`): one tuple
-//! per judge matcher verdict, keeping the human labels already given. The
-//! candidate judge is handed in as a [`Judge`]; this module never builds one.
+//! per judge matcher verdict, keeping the human labels already given; or
+//! from the suite's alternative-answer corpus (`calibrate corpus`), whose
+//! labels are known from how each answer was written. The candidate judge
+//! is handed in as a [`Judge`]; this module never builds one.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write};
@@ -17,9 +19,13 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use crate::format::calibration::{CalibrationFile, CalibrationSource, CalibrationTuple};
+use crate::format::calibration::{CalibrationFile, CalibrationSource, CalibrationTuple, HumanLabel};
 use crate::format::result::{MatcherDetail, ResultFile};
+use crate::format::task::Matcher;
+use crate::provider::reference;
 use crate::score::{Judge, JudgeContext};
+use crate::suite::Suite;
+use crate::suite::corpus::Corpus;
 use crate::{fsio, jsnum};
 
 #[derive(Debug, Clone, Serialize)]
@@ -39,6 +45,9 @@ pub struct Agreement {
     pub skipped_judge_error: u32,
     /// Calls to the candidate judge that failed (not counted either way).
     pub judge_call_errors: u32,
+    /// Tuples with no recorded verdict (`calibrate report` only).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_no_verdict: u32,
     pub agreed: u32,
     /// Judge YES, human YES.
     pub both_yes: u32,
@@ -49,6 +58,10 @@ pub struct Agreement {
     /// Judge NO, human NO.
     pub both_no: u32,
     pub disagreements: Vec<CalibrationDisagreement>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Agreement {
@@ -102,15 +115,24 @@ pub fn agreement(file: &CalibrationFile, judge: &str, verdicts: &[Result<bool, S
     a
 }
 
-/// The agreement of the verdicts recorded in the file.
+/// The agreement of the verdicts recorded in the file; tuples without a
+/// recorded verdict (a gold set built from written answers) are skipped.
 pub fn recorded_agreement(file: &CalibrationFile) -> Agreement {
-    let verdicts: Vec<Result<bool, String>> = file.tuples.iter().map(|t| Ok(t.automated_verdict)).collect();
+    let recorded = CalibrationFile {
+        tuples: file.tuples.iter().filter(|t| t.automated_verdict.is_some()).cloned().collect(),
+        ..file.clone()
+    };
+    let verdicts: Vec<Result<bool, String>> =
+        recorded.tuples.iter().map(|t| Ok(t.automated_verdict.unwrap_or_default())).collect();
     let judge = file
         .source
         .model
         .clone()
         .map_or_else(|| "recorded verdicts".to_string(), |m| format!("recorded verdicts (sweep of {m})"));
-    agreement(file, &judge, &verdicts)
+    let mut a = agreement(&recorded, &judge, &verdicts);
+    a.total = file.tuples.len() as u32;
+    a.skipped_no_verdict = a.total - recorded.tuples.len() as u32;
+    a
 }
 
 /// What `calibrate extract` made.
@@ -162,7 +184,7 @@ pub fn extract(
                     user_message: prompt.clone(),
                     criteria: criteria.clone(),
                     response: run.response_text.clone(),
-                    automated_verdict: *verdict,
+                    automated_verdict: Some(*verdict),
                     judge_error: error.clone(),
                     human_label,
                 });
@@ -228,6 +250,86 @@ pub fn extract_to_file(
     let bytes = jsnum::to_json_bytes(&extraction.file)?;
     fsio::write_atomic(out, &bytes).with_context(|| format!("writing the calibration set {}", out.display()))?;
     Ok(extraction)
+}
+
+/// The gold set of a suite's own criteria: one tuple per judge matcher of a
+/// task and per answer written for it, its reference (YES) and each
+/// alternative of the corpus, labelled by how the answer was written
+/// ([`crate::format::alternative::Alternative::judge_label`]; answers without a known label are left
+/// out). No judge has seen them: `automated_verdict` is null.
+pub fn from_corpus(suite: &Suite, corpus: &Corpus, references: &Path, generated_at: String) -> Result<CalibrationFile> {
+    let mut tuples = Vec::new();
+    for task in suite.tasks.iter().filter(|t| t.has_judge_matcher()) {
+        let reference = reference::load(references, &task.id)?;
+        let mut answers = vec![("reference".to_string(), reference.answer, Some(HumanLabel::Yes))];
+        answers.extend(
+            corpus
+                .for_task(&task.id)
+                .map(|e| (e.name.clone(), e.alternative.answer.clone(), e.alternative.judge_label())),
+        );
+        for (m, matcher) in task.output_matchers.iter().enumerate() {
+            let Matcher::Judge { criteria } = matcher else { continue };
+            for (name, answer, label) in &answers {
+                let Some(label) = label else { continue };
+                tuples.push(CalibrationTuple {
+                    id: format!("{}::{name}::{m}", task.id),
+                    task_id: task.id.clone(),
+                    user_message: task.user_message.clone(),
+                    criteria: criteria.clone(),
+                    response: answer.clone(),
+                    automated_verdict: None,
+                    judge_error: None,
+                    human_label: Some(*label),
+                });
+            }
+        }
+    }
+    Ok(CalibrationFile {
+        version: 1,
+        generated_at,
+        source: CalibrationSource { run_id: None, git_sha: None, provider: None, model: None },
+        tuples,
+    })
+}
+
+/// `calibrate corpus`: build the suite's gold set and write `out`
+/// atomically. Refuses to drop a human label of the file already there
+/// (a labelled sweep tuple, say) unless `force`.
+pub fn from_corpus_to_file(
+    suite: &Suite,
+    corpus: &Corpus,
+    references: &Path,
+    out: &Path,
+    force: bool,
+) -> Result<CalibrationFile> {
+    let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    let file = from_corpus(suite, corpus, references, now)?;
+    if out.exists() && !force {
+        let previous: CalibrationFile = fsio::read_json(out)?;
+        let kept: HashMap<&str, &CalibrationTuple> = file.tuples.iter().map(|t| (t.id.as_str(), t)).collect();
+        let lost: Vec<String> = previous
+            .tuples
+            .iter()
+            .filter(|t| t.human_label.is_some())
+            .filter(|t| {
+                kept.get(t.id.as_str()).is_none_or(|n| n.human_label != t.human_label || n.response != t.response)
+            })
+            .map(|t| t.id.clone())
+            .collect();
+        if !lost.is_empty() {
+            bail!(
+                "{} holds {} human label{} that the corpus does not give (tuple gone, or its answer or label changed): {}; \
+                 write to another file with --out, or pass --force to replace them",
+                out.display(),
+                lost.len(),
+                if lost.len() == 1 { "" } else { "s" },
+                super::first_few(&lost)
+            );
+        }
+    }
+    let bytes = jsnum::to_json_bytes(&file)?;
+    fsio::write_atomic(out, &bytes).with_context(|| format!("writing the calibration set {}", out.display()))?;
+    Ok(file)
 }
 
 /// Ask `judge` about every comparable tuple of `file`, at most `concurrency`
@@ -302,9 +404,14 @@ impl fmt::Display for Agreement {
             self.evaluated,
             jsnum::to_fixed(self.rate() * 100.0, 1)
         );
+        let no_verdict = if self.skipped_no_verdict > 0 {
+            format!(", {} without a recorded verdict", self.skipped_no_verdict)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            "Tuples: {} ({} compared, {} unlabelled, {} with a recorded judge error, {} failed judge calls)",
+            "Tuples: {} ({} compared, {} unlabelled, {} with a recorded judge error, {} failed judge calls{no_verdict})",
             self.total, self.evaluated, self.skipped_unlabelled, self.skipped_judge_error, self.judge_call_errors
         );
         let _ = writeln!(s, "\nConfusion matrix:");
@@ -328,7 +435,6 @@ impl fmt::Display for Agreement {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::calibration::{CalibrationSource, HumanLabel};
 
     fn tuple(id: &str, auto: bool, human: Option<HumanLabel>, error: Option<&str>) -> CalibrationTuple {
         CalibrationTuple {
@@ -337,7 +443,7 @@ mod tests {
             user_message: String::new(),
             criteria: String::new(),
             response: String::new(),
-            automated_verdict: auto,
+            automated_verdict: Some(auto),
             judge_error: error.map(String::from),
             human_label: human,
         }
@@ -365,5 +471,58 @@ mod tests {
         assert_eq!((a.skipped_unlabelled, a.skipped_judge_error), (1, 1));
         assert!(a.to_string().contains("Agreement with human labels: 2/4 (50.0%)"));
         assert!(a.to_string().contains("FP  b  (judge YES, human NO)"));
+    }
+
+    #[test]
+    fn the_corpus_gold_set_has_a_tuple_per_judge_matcher_and_labelled_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, text: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write(
+            "tasks/t.json",
+            r#"{"id": "t", "description": "d", "userMessage": "How heavy?", "difficulty": "T2", "category": "c",
+                "outputMatchers": [{"type": "contains", "value": "kg"}, {"type": "judge", "criteria": "Says 940 kg."}]}"#,
+        );
+        write(
+            "tasks/u.json",
+            r#"{"id": "u", "description": "d", "userMessage": "q", "difficulty": "T1", "category": "c"}"#,
+        );
+        write("references/t.json", r#"{"answer": "940 kg"}"#);
+        let alt = |label: &str, kind: &str, answer: &str, judge: &str| {
+            format!(
+                r#"{{"source": "blind", "label": "{label}", "kind": "{kind}", "note": "n", "answer": "{answer}"{judge}}}"#
+            )
+        };
+        write("alternatives/t/correct-1.json", &alt("correct", "different-wording", "It weighs 940 kg.", ""));
+        write("alternatives/t/wrong-1.json", &alt("wrong", "distractor", "490 kg", ""));
+        write("alternatives/t/wrong-2.json", &alt("wrong", "damaging-write", "940 kg", r#", "judge": "YES""#));
+        let suite = Suite::load(root).unwrap();
+        let corpus = Corpus::load(&root.join("alternatives"), &suite).unwrap().unwrap();
+        let file = from_corpus(&suite, &corpus, &root.join("references"), "now".into()).unwrap();
+        let got: Vec<(&str, &str, bool)> =
+            file.tuples.iter().map(|t| (t.id.as_str(), t.response.as_str(), t.human_label.unwrap().is_yes())).collect();
+        assert_eq!(
+            got,
+            [
+                ("t::reference::1", "940 kg", true),
+                ("t::correct-1::1", "It weighs 940 kg.", true),
+                ("t::wrong-1::1", "490 kg", false),
+                ("t::wrong-2::1", "940 kg", true),
+            ]
+        );
+        let t = &file.tuples[0];
+        assert_eq!(
+            (t.task_id.as_str(), t.user_message.as_str(), t.criteria.as_str()),
+            ("t", "How heavy?", "Says 940 kg.")
+        );
+        assert_eq!((t.automated_verdict, &t.judge_error), (None, &None));
+        // Nothing recorded: `calibrate report` compares nothing and says why.
+        let a = recorded_agreement(&file);
+        assert_eq!((a.total, a.evaluated, a.skipped_no_verdict), (4, 0, 4));
+        assert!(a.to_string().contains("4 without a recorded verdict"), "{a}");
     }
 }

@@ -1,0 +1,105 @@
+//! Our own suite (evals/) against its alternative-answer corpus, through the
+//! real binary: every reference and every correct alternative solves its
+//! task, every wrong alternative and both adversaries fail it on the literal
+//! checks alone, and the committed judge gold set is the one the corpus
+//! gives.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::*;
+use vaultbench::format::alternative::{Alternative, Label, Source};
+use vaultbench::format::calibration::CalibrationFile;
+use vaultbench::fsio;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn task_ids() -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(repo().join("evals/tasks"))
+        .unwrap()
+        .map(|e| e.unwrap().path().file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// A line of the report that starts with `prefix`.
+fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no line `{prefix}` in:\n{text}"))
+}
+
+#[test]
+fn suite_check_passes_with_the_corpus_and_prints_the_rates() {
+    let out = vaultbench(&["suite", "check"], &repo());
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let n = task_ids().len();
+    assert!(n >= 60, "{n} tasks");
+    // The tier gradient: the references solve everything, the adversaries nothing.
+    assert!(text.contains(&format!("{n}/{n} solve their task")), "{text}");
+    assert!(text.contains(&format!("silent solves 0/{n}, dump solves 0/{n}")), "{text}");
+    // Zero false negatives and false positives, printed with their rates, for
+    // the whole corpus and for each source.
+    for source in ["all", "blind", "reviewer"] {
+        let l = line(&text, &format!("  {source}: "));
+        assert!(l.contains("false negatives 0/") && l.contains("(0.0%) (correct answers not solved)"), "{l}");
+        assert!(l.contains("false positives 0/") && l.contains("(0.0%) (wrong answers solved)"), "{l}");
+    }
+    assert!(text.contains("tasks where only the judge separates them: none"), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("FAIL")), "{text}");
+}
+
+#[test]
+fn every_task_has_blind_alternatives_of_both_labels() {
+    let dir = repo().join("evals/alternatives");
+    let mut counts: BTreeMap<String, (usize, usize)> = task_ids().into_iter().map(|id| (id, (0, 0))).collect();
+    for task in std::fs::read_dir(&dir).unwrap() {
+        let task = task.unwrap().path();
+        let id = task.file_name().unwrap().to_string_lossy().into_owned();
+        for file in std::fs::read_dir(&task).unwrap() {
+            let file = file.unwrap().path();
+            let alt: Alternative = fsio::read_json(&file).unwrap();
+            if alt.source == Source::Blind {
+                let c = counts.get_mut(&id).unwrap_or_else(|| panic!("{} names no task", task.display()));
+                match alt.label {
+                    Label::Correct => c.0 += 1,
+                    Label::Wrong => c.1 += 1,
+                }
+            }
+        }
+    }
+    let short: Vec<_> = counts.iter().filter(|(_, (c, w))| *c < 1 || *w < 2).collect();
+    assert!(short.is_empty(), "tasks without one blind correct and two blind wrong answers: {short:?}");
+}
+
+fn gold(path: &Path) -> CalibrationFile {
+    fsio::read_json(path).unwrap()
+}
+
+#[test]
+fn the_committed_gold_set_is_the_one_the_corpus_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("gold.json");
+    let evals = repo().join("evals");
+    let out = vaultbench(
+        &["calibrate", "corpus", "--suite", evals.to_str().unwrap(), "--out", fresh.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let committed = gold(&evals.join("calibration/judge-calibration.json"));
+    let fresh = gold(&fresh);
+    assert!(
+        committed.tuples == fresh.tuples,
+        "evals/calibration/judge-calibration.json is out of date: run `vaultbench calibrate corpus`"
+    );
+    // One tuple per judge matcher and per answer: the reference and every alternative of the task.
+    let judged = committed.tuples.iter().filter(|t| t.id.contains("::reference::")).count();
+    assert!(judged >= 20, "{judged} tasks with a judge matcher");
+    assert!(committed.tuples.iter().all(|t| t.human_label.is_some() && t.automated_verdict.is_none()));
+    let yes = committed.tuples.iter().filter(|t| t.human_label.unwrap().is_yes()).count();
+    assert!(yes > judged && committed.tuples.len() - yes > judged, "{yes} YES of {}", committed.tuples.len());
+}
