@@ -153,16 +153,23 @@ enum SuiteCommand {
     /// With a judge configured (EVAL_JUDGE_MODEL and its key), its verdicts
     /// are reported beside them.
     Check {
-        /// The suite folder, holding tasks/ and fixtures/.
-        #[arg(long, value_name = "DIR", default_value = "evals")]
-        suite: PathBuf,
-        /// The reference trajectories [default: <suite>/references].
-        #[arg(long, value_name = "DIR")]
-        references: Option<PathBuf>,
-        /// The alternative-answer corpus, <task id>/<name>.json [default: <suite>/alternatives].
-        #[arg(long, value_name = "DIR")]
-        alternatives: Option<PathBuf>,
+        #[command(flatten)]
+        dirs: SuiteDirs,
     },
+}
+
+/// Where a suite and the answers written for it live.
+#[derive(Args)]
+struct SuiteDirs {
+    /// The suite folder, holding tasks/ and fixtures/ (and by default references/ and alternatives/).
+    #[arg(long, value_name = "DIR", default_value = "evals")]
+    suite: PathBuf,
+    /// The reference trajectories [default: <suite>/references].
+    #[arg(long, value_name = "DIR")]
+    references: Option<PathBuf>,
+    /// The alternative-answer corpus, <task id>/<name>.json [default: <suite>/alternatives].
+    #[arg(long, value_name = "DIR")]
+    alternatives: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -200,15 +207,8 @@ enum CalibrateCommand {
     ///
     /// Then `calibrate judge --model M` measures any judge against it.
     Corpus {
-        /// The suite folder, holding tasks/, references/ and alternatives/.
-        #[arg(long, value_name = "DIR", default_value = "evals")]
-        suite: PathBuf,
-        /// The reference trajectories [default: <suite>/references].
-        #[arg(long, value_name = "DIR")]
-        references: Option<PathBuf>,
-        /// The alternative-answer corpus [default: <suite>/alternatives].
-        #[arg(long, value_name = "DIR")]
-        alternatives: Option<PathBuf>,
+        #[command(flatten)]
+        dirs: SuiteDirs,
         /// Output file (default: evals/calibration/judge-calibration.json).
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
@@ -272,15 +272,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Run(args) => status(sweep_command::run(*args, &mut std::io::stdout(), &mut std::io::stderr())),
         Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut std::io::stdout())),
-        Command::Suite { command: SuiteCommand::Check { suite, references, alternatives } } => {
-            status(sweep_command::suite_check(
-                &suite,
-                references,
-                alternatives,
-                &mut std::io::stdout(),
-                &mut std::io::stderr(),
-            ))
-        }
+        Command::Suite { command: SuiteCommand::Check { dirs } } => status(sweep_command::suite_check(
+            &dirs.suite,
+            dirs.references,
+            dirs.alternatives,
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        )),
         Command::Publish(args) => cmd_publish(&args),
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {
             let path = file.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
@@ -305,8 +303,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Calibrate { command: CalibrateCommand::Corpus { suite, references, alternatives, out, force } } => {
-            cmd_calibrate_corpus(&suite, references, alternatives, out, force)
+        Command::Calibrate { command: CalibrateCommand::Corpus { dirs, out, force } } => {
+            cmd_calibrate_corpus(&dirs.suite, dirs.references, dirs.alternatives, out, force)
         }
         Command::Calibrate { command: CalibrateCommand::Judge { file, model, provider, jobs, json } } => {
             cmd_calibrate_judge(file, model, provider, usize::from(jobs), json)

@@ -607,6 +607,15 @@ fn corpus(root: &Path) {
     );
 }
 
+/// A wrong answer that names the right figure and another.
+fn hedge(root: &Path) {
+    write(
+        root,
+        "alternatives/alpha/wrong-3.json",
+        &alternative("wrong", "hedge", READ_NOTES, "Either 940 kg or 490 kg."),
+    );
+}
+
 #[test]
 fn suite_check_replays_the_alternatives_and_prints_the_rates() {
     let dir = suite(&["alpha"]);
@@ -625,11 +634,7 @@ fn suite_check_replays_the_alternatives_and_prints_the_rates() {
         "alternatives/alpha/correct-2.json",
         &alternative("correct", "different-wording", READ_NOTES, "Nine hundred and forty kilograms."),
     );
-    write(
-        &root,
-        "alternatives/alpha/wrong-3.json",
-        &alternative("wrong", "hedge", READ_NOTES, "Either 940 kg or 490 kg."),
-    );
+    hedge(&root);
     let (code, text) = check(dir.path());
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("  all: false negatives 1/2 (50.0%) (correct answers not solved), false positives 1/3 (33.3%) (wrong answers solved)"), "{text}");
@@ -648,11 +653,7 @@ fn suite_check_lists_tasks_only_the_judge_separates_and_corpus_gaps() {
         r#"{ "type": "contains", "value": "940 kg" }, { "type": "judge", "criteria": "Commits to 940 kg." }"#,
     );
     write(&root, "tasks/alpha.json", &judged);
-    write(
-        &root,
-        "alternatives/alpha/wrong-3.json",
-        &alternative("wrong", "hedge", READ_NOTES, "Either 940 kg or 490 kg."),
-    );
+    hedge(&root);
     // A damaging write in a judged task must say what the judge should answer.
     let (code, text) = check(dir.path());
     assert_eq!(code, 1, "{text}");
