@@ -16,6 +16,15 @@ use anyhow::{Context, Result};
 
 use crate::env;
 
+/// Deepest nesting of lists and mappings read from YAML frontmatter (notes,
+/// sessions, skills, docs pages); deeper YAML is refused as malformed. Every
+/// step after parsing (conversion, comparison, even dropping the value)
+/// recurses once per level, so this bound is what keeps a few kilobytes of
+/// `- - - - x` from overflowing the stack. It is fixed rather than set per
+/// sweep because pure scoring functions and the site builder read YAML too;
+/// real frontmatter is one or two levels deep.
+pub const MAX_NESTING: usize = 64;
+
 /// The caps and deadlines of a sweep. [`Limits::default`] is what a user gets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {

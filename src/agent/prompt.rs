@@ -89,6 +89,13 @@ mod tests {
     }
 
     #[test]
+    fn a_skill_with_deep_frontmatter_is_listed_without_a_description() {
+        let deep = crate::score::frontmatter::nested_note(2_000);
+        let v = TestVault::new(&[("gemini-scribe/Skills/deep/SKILL.md", &deep)]);
+        assert!(system_prompt(&v.vault).contains("- deep: (no description)"));
+    }
+
+    #[test]
     fn context_files_are_attached_by_path() {
         let v = TestVault::new(&[("eval-scratch/places.md", "Petra\nMachu Picchu\n"), ("eval-scratch/b.md", "B")]);
         assert_eq!(first_message(&v.vault, "Hi", &[]).unwrap(), "Hi");

@@ -158,6 +158,14 @@ mod tests {
     }
 
     #[test]
+    fn deeply_nested_frontmatter_is_an_error_naming_the_page() {
+        // 50,000 levels overflowed even the main thread's 8 MiB stack.
+        let text = crate::score::frontmatter::nested_note(50_000);
+        let e = page_from_text(Path::new("d/deep.md"), "deep.md".into(), &text).unwrap_err().to_string();
+        assert!(e.contains("d/deep.md") && e.contains("nested deeper than 64 levels"), "{e}");
+    }
+
+    #[test]
     fn pages_and_assets_are_separated_and_hidden_files_skipped() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("guide/img")).unwrap();

@@ -158,6 +158,16 @@ mod tests {
     }
 
     #[test]
+    fn frontmatter_equals_on_deep_yaml_fails_with_the_reason() {
+        let mut s = VaultState::default();
+        s.files.insert(path("deep.md"), frontmatter::nested_note(2_000).into_bytes());
+        let a = VaultAssertion::FrontmatterEquals { path: path("deep.md"), key: "k".into(), value: json!(1) };
+        let (ok, details) = evaluate(&[a], &s);
+        assert!(!ok);
+        assert!(details[0].reason.contains("nested deeper than 64 levels"), "{}", details[0].reason);
+    }
+
+    #[test]
     fn unchanged_is_byte_equality_with_the_fixture() {
         assert!(check(VaultAssertion::FileUnchanged { path: path("notes.md"), fixture: "notes.md".into() }).0);
         assert_eq!(

@@ -2,9 +2,21 @@
 //! line at the very top, a closing `---` line, YAML 1.2 between (so an
 //! unquoted date stays a string). Values become JSON so they compare with the
 //! `value` of a `frontmatterEquals` assertion using JavaScript equality.
+//!
+//! This is the one frontmatter reader of the crate (vault tools, the system
+//! prompt's skills, vault assertions, the docs site), and it refuses YAML
+//! nested deeper than [`MAX_NESTING`] before building anything: the YAML
+//! loader, the conversion to JSON, comparison and even dropping a value all
+//! recurse once per level, so a few kilobytes of `- - - - x` would otherwise
+//! overflow the stack and abort the whole process.
 
-use saphyr::{LoadableYamlNode, Scalar, Yaml};
+use std::collections::HashMap;
+
+use saphyr::{Scalar, Yaml, YamlLoader};
+use saphyr_parser::{Event, Marker, Parser, Span, SpannedEventReceiver};
 use serde_json::{Map, Number, Value};
+
+pub use crate::limits::MAX_NESTING;
 
 /// The frontmatter block's YAML text, or `None` when the note has none.
 pub fn block(content: &str) -> Option<&str> {
@@ -26,7 +38,7 @@ pub fn parse(content: &str) -> Result<Option<Map<String, Value>>, String> {
     let Some(yaml) = block(content) else {
         return Ok(None);
     };
-    let docs = Yaml::load_from_str(yaml).map_err(|e| format!("malformed frontmatter YAML: {e}"))?;
+    let docs = load_bounded(yaml)?;
     match docs.into_iter().next() {
         None => Ok(Some(Map::new())),
         Some(doc) => match to_json(&doc)? {
@@ -34,6 +46,81 @@ pub fn parse(content: &str) -> Result<Option<Map<String, Value>>, String> {
             Value::Null => Ok(Some(Map::new())),
             other => Err(format!("frontmatter is not a key: value mapping (found {})", kind(&other))),
         },
+    }
+}
+
+/// The YAML documents of `yaml`, refusing nesting deeper than [`MAX_NESTING`].
+///
+/// The parser's event iterator is a state machine (its own `load` recurses
+/// once per level, so it is not used); the depth is counted on the events
+/// and the loader, which builds the tree, only sees events within the bound.
+/// An alias counts as deep as the anchored node it repeats, so a chain of
+/// anchors cannot build a deep tree out of shallow text.
+fn load_bounded(yaml: &str) -> Result<Vec<Yaml<'_>>, String> {
+    let mut bound = DepthBound { loader: YamlLoader::default(), open: Vec::new(), anchor_heights: HashMap::new() };
+    let mut parser = Parser::new_from_str(yaml);
+    while let Some(next) = parser.next_event() {
+        let (event, span) = next.map_err(|e| format!("malformed frontmatter YAML: {e}"))?;
+        bound.feed(event, span).map_err(|at| {
+            format!(
+                "malformed frontmatter YAML: nested deeper than {MAX_NESTING} levels at line {} column {} of the note",
+                // The block starts on the note's second line.
+                at.line() + 1,
+                at.col() + 1
+            )
+        })?;
+    }
+    if let Some(e) = bound.loader.error() {
+        return Err(format!("malformed frontmatter YAML: {e}"));
+    }
+    Ok(bound.loader.into_documents())
+}
+
+/// Hands parser events to the loader while the nesting stays within bounds.
+struct DepthBound<'input> {
+    loader: YamlLoader<'input, Yaml<'input>>,
+    /// Each open list or mapping: its anchor id (0: none) and the height of
+    /// its tallest child so far (0 for scalars).
+    open: Vec<(usize, usize)>,
+    /// Height of each anchored list or mapping, for the aliases that repeat it.
+    anchor_heights: HashMap<usize, usize>,
+}
+
+impl<'input> DepthBound<'input> {
+    /// `Err`: where the bound was passed.
+    fn feed(&mut self, event: Event<'input>, span: Span) -> Result<(), Marker> {
+        match &event {
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if self.open.len() >= MAX_NESTING {
+                    return Err(span.start);
+                }
+                self.open.push((*anchor, 0));
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((anchor, tallest)) = self.open.pop() {
+                    if anchor > 0 {
+                        self.anchor_heights.insert(anchor, tallest + 1);
+                    }
+                    self.child(tallest + 1);
+                }
+            }
+            Event::Alias(anchor) => {
+                let height = self.anchor_heights.get(anchor).copied().unwrap_or(0);
+                if self.open.len() + height > MAX_NESTING {
+                    return Err(span.start);
+                }
+                self.child(height);
+            }
+            _ => {}
+        }
+        self.loader.on_event(event, span);
+        Ok(())
+    }
+
+    fn child(&mut self, height: usize) {
+        if let Some((_, tallest)) = self.open.last_mut() {
+            *tallest = (*tallest).max(height);
+        }
     }
 }
 
@@ -95,6 +182,13 @@ pub fn deep_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// A note whose frontmatter key `k` holds lists nested `levels` deep in
+/// block style (`- - - x`): 2000 levels fit in 4 KB.
+#[cfg(test)]
+pub(crate) fn nested_note(levels: usize) -> String {
+    format!("---\nk:\n  {}x\n---\nbody\n", "- ".repeat(levels))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +225,47 @@ mod tests {
     fn crlf_notes_parse() {
         let fm = parse("---\r\nstatus: done\r\n---\r\nbody").unwrap().unwrap();
         assert_eq!(fm["status"], json!("done"));
+    }
+
+    fn nested(levels: usize) -> String {
+        nested_note(levels)
+    }
+
+    #[test]
+    fn nesting_is_bounded_before_anything_recurses() {
+        // `k` is one level, each `- ` one more.
+        let fm = parse(&nested(MAX_NESTING - 1)).unwrap().unwrap();
+        let mut v = &fm["k"];
+        let mut depth = 1;
+        while let Value::Array(items) = v {
+            v = &items[0];
+            depth += 1;
+        }
+        assert_eq!((depth, v), (MAX_NESTING, &json!("x")));
+        // Far past the bound (and past what a 2 MiB stack survives unbounded).
+        for levels in [MAX_NESTING, 2_000, 200_000] {
+            let err = parse(&nested(levels)).unwrap_err();
+            assert!(err.contains(&format!("nested deeper than {MAX_NESTING} levels")), "{err}");
+            assert!(err.contains("line 3"), "{err}");
+        }
+        let flow = format!("---\nk: {}{}\n---\n", "[".repeat(200), "]".repeat(200));
+        assert!(parse(&flow).unwrap_err().contains("nested deeper"));
+        let mappings: String = (0..300).map(|i| format!("{}k{i}:\n", " ".repeat(i))).collect();
+        assert!(parse(&format!("---\n{mappings}---\n")).unwrap_err().contains("nested deeper"));
+    }
+
+    #[test]
+    fn aliases_count_as_deep_as_what_they_repeat() {
+        // Each anchor repeats the previous one a level deeper: shallow text, deep tree.
+        let mut yaml = String::from("a0: &a0 [x]\n");
+        for i in 1..200 {
+            yaml.push_str(&format!("a{i}: &a{i} [*a{}]\n", i - 1));
+        }
+        let err = parse(&format!("---\n{yaml}---\n")).unwrap_err();
+        assert!(err.contains("nested deeper"), "{err}");
+        // Shallow aliases still read as the values they repeat.
+        let fm = parse("---\nbase: &b [1, 2]\ncopy: *b\n---\n").unwrap().unwrap();
+        assert_eq!(fm["copy"], json!([1, 2]));
     }
 
     #[test]

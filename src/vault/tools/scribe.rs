@@ -279,6 +279,19 @@ mod tests {
     }
 
     #[test]
+    fn deep_frontmatter_in_sessions_and_skills_reads_as_none() {
+        let deep = crate::score::frontmatter::nested_note(2_000);
+        let v = TestVault::new(&[
+            ("gemini-scribe/Agent-Sessions/deep.md", &deep),
+            ("gemini-scribe/Skills/deep/SKILL.md", &deep),
+        ]);
+        let d = v.ok("recall_sessions", json!({}));
+        assert_eq!(d["sessions"][0]["title"], "deep");
+        assert_eq!(skills(&v.vault), vec![Skill { name: "deep".into(), description: String::new() }]);
+        assert_eq!(v.ok("activate_skill", json!({"name": "deep"}))["instructions"], "body\n");
+    }
+
+    #[test]
     fn skills_are_listed_and_activated() {
         let v = vault();
         assert_eq!(

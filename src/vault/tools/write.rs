@@ -268,6 +268,25 @@ mod tests {
     }
 
     #[test]
+    fn update_frontmatter_refuses_deep_yaml_and_deep_values() {
+        let deep = crate::score::frontmatter::nested_note(2_000);
+        let v = TestVault::new(&[("eval-scratch/deep.md", &deep), ("eval-scratch/plain.md", "body\n")]);
+        let e = v.err("update_frontmatter", json!({"path": "eval-scratch/deep.md", "key": "k", "value": 1}));
+        assert!(e.contains("cannot be read") && e.contains("nested deeper than 64 levels"), "{e}");
+        assert_eq!(v.read("eval-scratch/deep.md"), deep);
+        // A value nested as deep as JSON allows reads back too deep: refused, note unchanged.
+        let mut value = json!(0);
+        for _ in 0..120 {
+            value = json!([value]);
+        }
+        for value in [value.clone(), json!(value.to_string())] {
+            let e = v.err("update_frontmatter", json!({"path": "eval-scratch/plain.md", "key": "k", "value": value}));
+            assert!(e.contains("could not set `k` safely") && e.contains("nested deeper"), "{e}");
+        }
+        assert_eq!(v.read("eval-scratch/plain.md"), "body\n");
+    }
+
+    #[test]
     fn move_file_and_its_refusals() {
         let v = vault();
         let d = v

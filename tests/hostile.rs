@@ -1,0 +1,139 @@
+//! Hostile tasks and models through the real binary: what a task file, a
+//! seeded note or a model's tool calls can throw at a sweep must end as a
+//! scored run or a clear error, never an abort, a hang or a leftover vault.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::{Value, json};
+use vaultbench::format::result::ResultFile;
+use vaultbench::report;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A task of fixture `f` whose reference takes `steps` and answers `answer`;
+/// `extra` overrides task fields.
+fn add_task(evals: &Path, id: &str, extra: Value, steps: Value, answer: &str) {
+    let mut task = json!({
+        "id": id,
+        "description": "hostile input",
+        "userMessage": "Do the thing.",
+        "difficulty": "T1",
+        "category": "retrieval",
+        "fixture": "f",
+        "expectedTools": [],
+        "outputMatchers": [{"type": "contains", "value": "done"}],
+        "maxTurns": 4,
+        "timeoutMs": 3000
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        task[k] = v.clone();
+    }
+    write(evals, &format!("tasks/{id}.json"), &serde_json::to_string_pretty(&task).unwrap());
+    write(evals, &format!("references/{id}.json"), &json!({"steps": steps, "answer": answer}).to_string());
+}
+
+/// Frontmatter nested 2000 levels deep in 4 KB (`- - - x`): it overflowed a
+/// worker thread's stack and aborted the process.
+fn deep_note() -> String {
+    format!("---\nk:\n  {}x\n---\nbody\n", "- ".repeat(2000))
+}
+
+/// Run a reference sweep of `dir/evals` with a private TMPDIR; returns the
+/// output and that TMPDIR (to look for leftover vaults).
+fn sweep(dir: &Path) -> (std::process::Output, PathBuf) {
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = command()
+        .args(["run", "--provider", "reference", "--suite", "evals", "--results", "results"])
+        .env("TMPDIR", &tmp)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (out, tmp)
+}
+
+fn result(dir: &Path) -> ResultFile {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir.join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    report::load_result(&files[0]).unwrap()
+}
+
+fn transcript(dir: &Path, r: &ResultFile, task: usize) -> Value {
+    let path = dir.join(&r.tasks[task].runs[0].transcript_path);
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn leftovers(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()
+}
+
+#[test]
+fn deep_frontmatter_anywhere_in_a_sweep_is_scored_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let evals = dir.path().join("evals");
+    write(&evals, "fixtures/f/deep.md", &deep_note());
+    add_task(
+        &evals,
+        "update",
+        json!({"vaultAssertions": [{"type": "frontmatterEquals", "path": "eval-scratch/deep.md", "key": "k", "value": 1}]}),
+        json!([{"tool": "update_frontmatter", "args": {"path": "eval-scratch/deep.md", "key": "k", "value": 1}}]),
+        "done",
+    );
+    add_task(
+        &evals,
+        "session",
+        json!({"setup": [{"path": "gemini-scribe/Agent-Sessions/deep.md", "from": "f/deep.md"}]}),
+        json!([{"tool": "recall_sessions", "args": {}}]),
+        "done",
+    );
+    add_task(
+        &evals,
+        "skill",
+        json!({"setup": [{"path": "gemini-scribe/Skills/deep/SKILL.md", "from": "f/deep.md"}]}),
+        json!([{"tool": "activate_skill", "args": {"name": "deep"}}]),
+        "done",
+    );
+    let (out, tmp) = sweep(dir.path());
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let r = result(dir.path());
+    assert_eq!(r.tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["session", "skill", "update"]);
+    assert!(r.tasks.iter().all(|t| t.runs[0].passed && t.runs[0].errors.is_empty()));
+    // The edit was refused with the reason, and the assertion failed with it.
+    let update = &r.tasks[2].runs[0];
+    assert!(!update.solved);
+    let reason = &update.solve_details.vault_assertion_details[0].reason;
+    assert!(reason.contains("nested deeper than 64 levels"), "{reason}");
+    let t = transcript(dir.path(), &r, 2);
+    let call = t["events"].as_array().unwrap().iter().find(|e| e["type"] == "tool_call").unwrap();
+    assert_eq!(call["success"], false);
+    assert!(call["result"]["error"].as_str().unwrap().contains("nested deeper"), "{call}");
+    // Sessions and skills with unreadable frontmatter are still listed, by name.
+    assert!(r.tasks[0].runs[0].solved && r.tasks[1].runs[0].solved);
+    let t = transcript(dir.path(), &r, 1);
+    assert!(t["system_prompt"].as_str().unwrap().contains("- deep: (no description)"));
+    assert_eq!(leftovers(&tmp), Vec::<String>::new(), "no temporary vault is left");
+}
+
+#[test]
+fn a_docs_page_with_deep_frontmatter_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "docs/index.md", "# Home\n");
+    // 50,000 levels overflowed even the main thread's stack.
+    write(dir.path(), "docs/deep.md", &format!("---\nk:\n  {}x\n---\nbody\n", "- ".repeat(50_000)));
+    std::fs::create_dir_all(dir.path().join("baselines")).unwrap();
+    let out = vaultbench(&["publish", "--docs", "docs", "--baselines", "baselines", "--out", "site"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("deep.md") && err.contains("nested deeper than 64 levels"), "{err}");
+}
