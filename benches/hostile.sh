@@ -12,8 +12,8 @@
 #   regex-tool regex-matcher regex-assertion rescore
 #       catastrophic patterns ((a+)+$, (a|a)*b) in find_files_by_content, a task
 #       regex matcher, a fileMatches assertion, and `rescore` of a result whose recorded answer meets one
-#   giant-write many-reads many-searches deep-args
-#       an OpenAI-compatible loopback model: one 200 MB write_file, 300 reads of
+#   giant-write big-write many-reads many-searches deep-args
+#       an OpenAI-compatible loopback model: one 200 MB (and one 6 MB) write_file, 300 reads of
 #       a 2 MB note in one reply, 10,000 searches in one reply, deeply nested arguments
 #
 # For each: exit status, peak RSS (/usr/bin/time -v), wall time, the bytes
@@ -32,7 +32,7 @@ trap 'if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null; fi; rm -rf "
 python3 benches/hostile_model.py suite "$WORK"
 
 ALL=(yaml-update yaml-assert yaml-session yaml-skill yaml-publish regex-tool regex-matcher regex-assertion rescore
-    giant-write many-reads many-searches deep-args)
+    giant-write big-write many-reads many-searches deep-args)
 SCENARIOS=("$@")
 [ ${#SCENARIOS[@]} -eq 0 ] && SCENARIOS=("${ALL[@]}")
 
@@ -55,7 +55,7 @@ r["tasks"][0]["runs"][0]["response_text"] = "a" * 30
 json.dump(r, open(sys.argv[1], "w"), indent=2)
 PY
             cmd=("$BIN" rescore "$result") ;;
-        giant-write | many-reads | many-searches | deep-args)
+        giant-write | big-write | many-reads | many-searches | deep-args)
             python3 benches/hostile_model.py serve "$s" "$WORK/port-$s" &
             SERVER_PID=$!
             for _ in $(seq 600); do [ -s "$WORK/port-$s" ] && break; sleep 0.1; done

@@ -8,6 +8,7 @@
 
 Modes (the first reply of each run; every later reply is the final answer):
   giant-write    one write_file of 200 MB
+  big-write      one write_file of 6 MB
   many-reads     300 read_file calls of the same 2 MB note in one reply
   many-searches  10,000 find_files_by_content calls in one reply
   deep-args      update_frontmatter with a value nested as deep as JSON parsers allow
@@ -123,7 +124,7 @@ def suite(root):
         {"regex-assertion": {"steps": [], "answer": "done"}},
     )
     big = {"f/big.md": ("x" * 99 + "\n") * 20000, "f/plain.md": "plain\n"}
-    for mode in ("many-reads", "many-searches", "deep-args"):
+    for mode in ("big-write", "many-reads", "many-searches", "deep-args"):
         scenario(mode, {mode: task(mode)}, big)
     # Sending 200 MB over loopback takes seconds of its own.
     scenario("giant-write", {"giant-write": task("giant-write", timeoutMs=60000)}, big)
@@ -135,6 +136,8 @@ def first_reply(mode):
 
     if mode == "giant-write":
         calls = [call(0, "write_file", {"path": "eval-scratch/huge.md", "content": "y" * (200 * 1024 * 1024)})]
+    elif mode == "big-write":
+        calls = [call(0, "write_file", {"path": "eval-scratch/big-write.md", "content": "y" * (6 * 1024 * 1024)})]
     elif mode == "many-reads":
         # Spelled differently each time (`./` parts), so the loop detector does not stop them.
         calls = [call(i, "read_file", {"path": "eval-scratch/" + "./" * i + "big.md"}) for i in range(300)]

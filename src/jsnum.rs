@@ -131,6 +131,24 @@ pub fn to_fixed(x: f64, digits: usize) -> String {
     out
 }
 
+/// The length in bytes of `value` as compact JSON, counted without building the text.
+pub fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing into a counter cannot fail; a value that cannot be serialized counts what was written.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 /// The layout of the reference harness's committed baselines: the output of
 /// `JSON.stringify` as Prettier (`printWidth` 120, tabs of width 2) formats it.
 /// Objects are always expanded; an array of scalars stays on one line when

@@ -5,6 +5,7 @@
 //! baseline -> published table. `main.rs` only parses arguments and prints.
 
 pub mod agent;
+pub mod blocking;
 pub mod env;
 pub mod format;
 pub mod fsio;

@@ -25,6 +25,12 @@ use crate::env;
 /// real frontmatter is one or two levels deep.
 pub const MAX_NESTING: usize = 64;
 
+/// Longest regular expression (in characters) vaultbench compiles, from a
+/// task or a model. The `regress` compiler recurses over the pattern: a few
+/// kilobytes of `a|a|a|…` overflowed a 2 MiB stack. The longest pattern in
+/// the reference suite has under 400 characters.
+pub const MAX_PATTERN_LEN: usize = 1024;
+
 /// The caps and deadlines of a sweep. [`Limits::default`] is what a user gets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
@@ -75,12 +81,15 @@ pub struct Limits {
     pub max_tool_result_bytes: usize,
     /// Most bytes of the whole conversation sent to the model in one call.
     pub max_conversation_bytes: usize,
-    /// How long past its `timeoutMs` a run may take to stop and be recorded.
+    /// How long past its `timeoutMs` a run may take to stop and be scored.
     pub timeout_grace: Duration,
     /// Most bytes of one input file read whole: a task, result, baseline,
     /// reference trajectory, calibration set, pricing table, configuration,
     /// docs page or template. A larger file is an error naming it.
     pub max_input_file_bytes: u64,
+    /// Most time one regular expression may take on one text (a tool search
+    /// of one file, a matcher, an assertion); never past the run's deadline.
+    pub regex_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -107,6 +116,7 @@ impl Default for Limits {
             max_conversation_bytes: 8 * 1024 * 1024,
             timeout_grace: Duration::from_secs(2),
             max_input_file_bytes: 256 * 1024 * 1024,
+            regex_timeout: Duration::from_secs(1),
         }
     }
 }

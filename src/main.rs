@@ -8,7 +8,9 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use vaultbench::format::calibration::CalibrationFile;
+use vaultbench::limits::Limits;
 use vaultbench::report::{self, aggregate, bless, calibrate, compare, evidence, rescore, summary};
+use vaultbench::score::{RegexBudget, sandbox};
 use vaultbench::sweep::command::{self as sweep_command, RunArgs, Status};
 use vaultbench::{fsio, jsnum, judge};
 
@@ -135,6 +137,9 @@ enum Command {
         command: CalibrateCommand,
     },
     Publish(vaultbench::publish::args::PublishArgs),
+    /// Internal: match regular expressions for the parent process (see score::sandbox).
+    #[command(name = "regex-worker", hide = true)]
+    RegexWorker,
 }
 
 #[derive(Subcommand)]
@@ -246,6 +251,17 @@ struct Dirs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::RegexWorker = cli.command {
+        return match sandbox::serve(std::io::stdin().lock(), std::io::stdout().lock()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        };
+    }
+    // Patterns from models and tasks are matched in worker processes of
+    // this executable, which can be killed when they overrun.
+    if let Ok(exe) = std::env::current_exe() {
+        sandbox::use_worker_process(exe);
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -309,6 +325,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Calibrate { command: CalibrateCommand::Judge { file, model, provider, jobs, json } } => {
             cmd_calibrate_judge(file, model, provider, usize::from(jobs), json)
         }
+        Command::RegexWorker => unreachable!("handled in main before anything else"),
     }
 }
 
@@ -526,8 +543,9 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
 
 fn cmd_rescore(path: &Path, json: bool, write: Option<&Path>, judge_suite: Option<&Path>) -> Result<ExitCode> {
     let stored = report::load_result(path)?;
+    let budget = RegexBudget::per_pattern(Limits::default().regex_timeout);
     let outcome = match judge_suite {
-        None => futures_lite_block_on(rescore::rescore(&stored, None, &|_: &str| None)),
+        None => futures_lite_block_on(rescore::rescore(&stored, None, &|_: &str| None, budget)),
         Some(suite) => {
             let Some(judge) = judge::try_from_env()? else {
                 anyhow::bail!(
@@ -536,7 +554,7 @@ fn cmd_rescore(path: &Path, json: bool, write: Option<&Path>, judge_suite: Optio
             };
             let prompts = user_messages(suite)?;
             let lookup = |id: &str| prompts.get(id).cloned();
-            runtime()?.block_on(rescore::rescore(&stored, Some(judge.as_ref()), &lookup))
+            runtime()?.block_on(rescore::rescore(&stored, Some(judge.as_ref()), &lookup, budget))
         }
     };
     if json {

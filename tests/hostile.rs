@@ -137,3 +137,83 @@ fn a_docs_page_with_deep_frontmatter_is_an_error_naming_it() {
     let err = stderr(&out);
     assert!(err.contains("deep.md") && err.contains("nested deeper than 64 levels"), "{err}");
 }
+
+/// Catastrophic patterns ((a+)+$, (a|a)*b) on texts no backtracking engine
+/// finishes in a lifetime: in a model's search, a task's regex matcher and a
+/// fileMatches assertion. Each fails closed with an error naming the
+/// pattern, the sweep ends within its deadlines, and `rescore` too.
+#[test]
+fn catastrophic_patterns_fail_closed_within_the_deadline_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let evals = dir.path().join("evals");
+    write(&evals, "fixtures/f/long.md", &format!("{}!\n", "a".repeat(5_000)));
+    add_task(
+        &evals,
+        "search",
+        json!({}),
+        json!([{"tool": "find_files_by_content", "args": {"query": "(a+)+$", "useRegex": true}}]),
+        "done",
+    );
+    add_task(
+        &evals,
+        "matcher",
+        json!({"outputMatchers": [{"type": "regex", "value": "(a|a)*b"}]}),
+        json!([]),
+        &"a".repeat(60),
+    );
+    add_task(
+        &evals,
+        "assertion",
+        json!({"vaultAssertions": [{"type": "fileMatches", "path": "eval-scratch/long.md", "value": "^(a+)+$"}]}),
+        json!([]),
+        "done",
+    );
+    let started = std::time::Instant::now();
+    let (out, tmp) = sweep(dir.path());
+    let took = started.elapsed();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    // Three runs in parallel, each with timeoutMs = 3000 and a 1 s regex budget.
+    assert!(took < std::time::Duration::from_secs(15), "the sweep took {took:?}");
+    let r = result(dir.path());
+    let run = |id: &str| r.tasks.iter().find(|t| t.id == id).unwrap().runs[0].clone();
+
+    let search = run("search");
+    assert!(search.passed && search.metrics.duration_ms < 4_000, "{:?}", search.metrics.duration_ms);
+    let t = transcript(dir.path(), &r, r.tasks.iter().position(|t| t.id == "search").unwrap());
+    let call = t["events"].as_array().unwrap().iter().find(|e| e["type"] == "tool_call").unwrap();
+    let error = call["result"]["error"].as_str().unwrap();
+    assert!(error.contains("/(a+)+$/i did not finish within") && error.contains("eval-scratch/long.md"), "{error}");
+
+    let matcher = run("matcher");
+    assert!(matcher.passed && !matcher.solved);
+    let json = serde_json::to_value(&matcher.solve_details.matcher_details[0]).unwrap();
+    assert_eq!(json["verdict"], false);
+    assert!(json["error"].as_str().unwrap().contains("/(a|a)*b/ did not finish within"), "{json}");
+
+    let assertion = run("assertion");
+    let reason = &assertion.solve_details.vault_assertion_details[0].reason;
+    assert!(!assertion.solved && reason.contains("/^(a+)+$/ did not finish within"), "{reason}");
+    assert_eq!(leftovers(&tmp), Vec::<String>::new());
+
+    // Rescoring meets the same pattern and does not hang either: the recorded
+    // verdict, changed to a pass, is contradicted with the reason.
+    let path = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for task in v["tasks"].as_array_mut().unwrap() {
+        if task["id"] == "matcher" {
+            task["runs"][0]["solve_details"]["matcher_details"][0]["verdict"] = json!(true);
+        }
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let started = std::time::Instant::now();
+    let out = vaultbench(&["rescore", path.to_str().unwrap()], dir.path());
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("matcher run 1: regex matcher 1 recorded true but rescores false"), "{text}");
+    assert!(text.contains("/(a|a)*b/ did not finish within"), "{text}");
+}

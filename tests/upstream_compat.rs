@@ -50,7 +50,8 @@ fn rescoring_agrees_with_every_recorded_verdict() {
         let stored: ResultFile = fsio::read_json(&path).unwrap();
         let none = |_: &str| None;
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        let fut = rescore::rescore(&stored, None, &none);
+        let budget = vaultbench::score::RegexBudget::per_pattern(std::time::Duration::from_secs(5));
+        let fut = rescore::rescore(&stored, None, &none, budget);
         let std::task::Poll::Ready(out) = std::pin::pin!(fut).poll(&mut cx) else { panic!("no I/O expected") };
         assert!(out.all_agree(), "{}: {out}", path.display());
         assert!(out.matchers["contains"].checked > 200);

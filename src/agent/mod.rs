@@ -5,14 +5,22 @@
 //! after `maxTurns` model calls, or at `timeoutMs`. It records a transcript
 //! and the run's metrics.
 //!
+//! It holds the run to its [`Limits`]: the deadline while tools run (the
+//! tools check it too, see `Vault::check_time`), the cap on one tool result
+//! fed back to the model and the cap on the whole conversation (see
+//! `budget`).
+//!
 //! It knows nothing of rubrics or scoring (the runner scores what it
 //! returns), nor of retries (a model error here is final: the provider's
 //! retry wrapper has already tried again).
 
+mod budget;
 pub mod prompt;
 pub mod transcript;
 
 use std::time::{Duration, Instant};
+
+use budget::Conversation;
 
 use crate::format::result::RunMetrics;
 use crate::jsnum;
@@ -74,6 +82,9 @@ pub struct Outcome {
     pub ending: Ending,
     pub metrics: RunMetrics,
     pub transcript: Transcript,
+    /// When the run's time was up (its start plus `timeoutMs`): scoring
+    /// takes its own deadline from it.
+    pub deadline: Instant,
 }
 
 /// The conversation so far. It lives outside the future that drives it so
@@ -90,6 +101,7 @@ struct State {
     loops: LoopDetector,
     response_text: String,
     errors: Vec<String>,
+    conversation: Conversation,
 }
 
 impl State {
@@ -106,8 +118,11 @@ pub async fn run(
     request: Request<'_>,
     pricing: &Pricing,
 ) -> Outcome {
+    let started = Instant::now();
+    let deadline = deadline_after(started, request.timeout);
+    let vault = vault.with_deadline(deadline);
     let mut state = State {
-        started: Instant::now(),
+        started,
         messages: Vec::new(),
         events: Vec::new(),
         usages: Vec::new(),
@@ -116,10 +131,16 @@ pub async fn run(
         loops: LoopDetector::default(),
         response_text: String::new(),
         errors: Vec::new(),
+        conversation: Conversation::new(request.limits),
     };
-    let system = prompt::system_prompt(vault);
+    let system = prompt::system_prompt(&vault);
     let specs = toolbox.specs();
-    let (ending, detail) = match prompt::first_message(vault, request.user_message, request.context_files) {
+    let first = prompt::first_message(&vault, request.user_message, request.context_files).and_then(|first| {
+        // The task's own text (prompt, memory, attached notes) must leave room to work.
+        state.conversation.start(&system, &specs, &first)?;
+        Ok(first)
+    });
+    let (ending, detail) = match first {
         Err(e) => {
             state.errors.push(e.clone());
             (Ending::HarnessError, e)
@@ -127,8 +148,7 @@ pub async fn run(
         Ok(first) => {
             state.events.push(Event::UserMessage { text: first.clone() });
             state.messages.push(Message::User { text: first });
-            let deadline = deadline_after(state.started, request.timeout);
-            let conversation = converse(&mut state, model, vault, toolbox, &system, &specs, &request, deadline);
+            let conversation = converse(&mut state, model, &vault, toolbox, &system, &specs, &request, deadline);
             // The conversation stops itself at the deadline: each turn checks
             // it, and a model call in flight is told it (see
             // `ChatRequest::deadline`), which takes a moment to tell a slow
@@ -155,6 +175,7 @@ pub async fn run(
             events: state.events,
             end: End { reason: ending.as_str().to_string(), detail, duration_ms },
         },
+        deadline,
     }
 }
 
@@ -174,12 +195,13 @@ async fn converse(
     deadline: Instant,
 ) -> (Ending, String) {
     let max_turns = limits.max_turns;
+    let timed_out = |why: &str| (Ending::TimedOut, format!("{} ({why})", timeout_detail(limits)));
     loop {
         if state.turns >= max_turns {
             return (Ending::TurnLimit, format!("maxTurns = {max_turns} model calls made without a final answer"));
         }
         if Instant::now() >= deadline {
-            return (Ending::TimedOut, timeout_detail(limits));
+            return timed_out("the time was up after the tool calls");
         }
         state.turns += 1;
         let turn = state.turns;
@@ -212,52 +234,70 @@ async fn converse(
             }
         };
         state.usages.push(reply.usage);
-        let final_answer = reply.tool_calls.is_empty();
+        // The transcript keeps a bounded copy of each call's arguments; the
+        // conversation keeps the only whole one.
         state.events.push(Event::ModelCall {
             turn,
             at_ms,
             duration_ms: sent.elapsed().as_millis() as u64,
             usage: reply.usage,
             text: reply.text.clone(),
-            tool_calls: reply.tool_calls.clone(),
+            tool_calls: reply.tool_calls.iter().map(transcript::stored_call).collect(),
         });
-        if final_answer {
+        if reply.tool_calls.is_empty() {
             // Moved, not copied: the conversation ends here, so the answer
             // is not added to it (one copy less of the largest text).
             state.response_text = reply.text;
             return (Ending::Answered, format!("final answer after {turn} model calls"));
         }
-        state.messages.push(Message::Assistant {
-            text: reply.text,
-            tool_calls: reply.tool_calls.clone(),
-            raw: reply.raw,
-        });
-        for call in &reply.tool_calls {
-            // Tools run inline: they are local file operations of microseconds
-            // to a few milliseconds, and running them on this task means a
-            // timeout or cancellation can never leave one writing to the vault
-            // after the run has been scored.
+        let message = Message::Assistant { text: reply.text, tool_calls: reply.tool_calls, raw: reply.raw };
+        if let Err(why) = state.conversation.add_reply(&message) {
+            // The model's own output outgrew the conversation: its limit, as
+            // when a context window overflows, not a harness fault.
+            return (Ending::ContextExceeded, why);
+        }
+        let Message::Assistant { tool_calls, .. } = &message else { unreachable!("built just above") };
+        let mut results = Vec::with_capacity(tool_calls.len());
+        let mut stopped = None;
+        for (n, call) in tool_calls.iter().enumerate() {
+            if Instant::now() >= deadline {
+                let why = format!("stopped before tool call {} of {} in model call {turn}", n + 1, tool_calls.len());
+                stopped = Some(timed_out(&why));
+                break;
+            }
             let began = Instant::now();
-            let answer =
-                toolbox.dispatch(vault, &mut state.loops, &call.name, &call.arguments, call.malformed.as_deref());
-            let (result, result_truncated) = transcript::stored_result(&answer.content);
+            // Tools run on this task (handing the thread over to the other
+            // runs meanwhile) and stop at the deadline themselves, so no tool
+            // is still writing to the vault once the run has ended.
+            let answer = crate::blocking::run(|| {
+                toolbox.dispatch(vault, &mut state.loops, &call.name, &call.arguments, call.malformed.as_deref())
+            });
+            let content = state.conversation.admit_result(&call.name, answer.content);
+            let success = content.get("success") == Some(&serde_json::Value::Bool(true));
+            let (result, result_truncated) = transcript::stored_result(&content);
+            let (arguments, _) = transcript::stored_result(&call.arguments);
             state.tool_list.push(call.name.clone());
             state.events.push(Event::ToolCall {
                 turn,
                 id: call.id.clone(),
                 name: call.name.clone(),
-                arguments: call.arguments.clone(),
-                success: answer.is_success(),
+                arguments,
+                success,
                 result,
                 result_truncated,
                 loop_fired: answer.loop_fired,
                 duration_us: began.elapsed().as_micros() as u64,
             });
-            state.messages.push(Message::ToolResult {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                content: answer.content,
-            });
+            results.push(Message::ToolResult { call_id: call.id.clone(), name: call.name.clone(), content });
+            if let Err(why) = state.conversation.check_room() {
+                stopped = Some((Ending::ContextExceeded, why));
+                break;
+            }
+        }
+        state.messages.push(message);
+        state.messages.extend(results);
+        if let Some(end) = stopped {
+            return end;
         }
         // Let a timeout or cancellation in between turns, even against a
         // model that answers without ever waiting.

@@ -15,6 +15,8 @@ use crate::vault::tools::testing::TestVault;
 struct Scripted {
     replies: Mutex<Vec<Result<ModelReply, ModelError>>>,
     seen: Mutex<Vec<usize>>,
+    /// The conversation of each request, in bytes of JSON.
+    sent_bytes: Mutex<Vec<usize>>,
     cache: bool,
     delay: Duration,
 }
@@ -34,7 +36,13 @@ fn reply(text: &str, calls: Vec<ToolCall>, usage: (u64, Option<u64>, u64)) -> Re
 
 impl Scripted {
     fn new(replies: Vec<Result<ModelReply, ModelError>>) -> Scripted {
-        Scripted { replies: Mutex::new(replies), seen: Mutex::new(Vec::new()), cache: false, delay: Duration::ZERO }
+        Scripted {
+            replies: Mutex::new(replies),
+            seen: Mutex::new(Vec::new()),
+            sent_bytes: Mutex::new(Vec::new()),
+            cache: false,
+            delay: Duration::ZERO,
+        }
     }
 }
 
@@ -51,6 +59,7 @@ impl Model for Scripted {
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
         Box::pin(async move {
             self.seen.lock().unwrap().push(request.messages.len());
+            self.sent_bytes.lock().unwrap().push(crate::jsnum::json_len(request.messages));
             if !self.delay.is_zero() {
                 tokio::time::sleep(self.delay).await;
             }
@@ -276,4 +285,110 @@ fn context_files_reach_the_first_message() {
     let out = run_with(&model, &v, Request { context_files: &files, ..request(5) }, &Pricing::Free);
     assert_eq!(out.ending, Ending::HarnessError);
     assert!(out.errors[0].contains("eval-scratch/missing.md"));
+}
+
+fn tool_errors(out: &Outcome) -> Vec<String> {
+    out.transcript
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall { success: false, result, .. } => Some(result["error"].as_str().unwrap_or("").to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Hundreds of reads of a big note in one reply: each answer over the cap of
+/// one result is a short tool error; answers that fit fill the conversation
+/// up to its cap, and then the run ends, never sending more than the cap.
+#[test]
+fn many_reads_in_one_reply_stay_within_the_caps() {
+    let limits = Limits { max_tool_result_bytes: 20_000, max_conversation_bytes: 200_000, ..Limits::default() };
+    let big = "x".repeat(30_000);
+    let small = "y".repeat(9_000);
+    let v = TestVault::new(&[("eval-scratch/big.md", &big), ("eval-scratch/small.md", &small)]);
+    // Spelled differently each time, so the loop detector does not step in.
+    let read =
+        |i: usize, note: &str| call("read_file", json!({"path": format!("eval-scratch/{}{note}", "./".repeat(i))}));
+    let model = Scripted::new(vec![
+        reply("", (0..100).map(|i| read(i, "big.md")).collect(), (1, None, 1)),
+        reply("", (0..100).map(|i| read(i, "small.md")).collect(), (1, None, 1)),
+        reply("done", vec![], (1, None, 1)),
+    ]);
+    let out = run_with(&model, &v, Request { limits: &limits, ..request(15) }, &Pricing::Free);
+    let errors = tool_errors(&out);
+    assert!(errors[0].contains("over the cap of 20000 bytes on one tool result"), "{}", errors[0]);
+    assert_eq!(out.ending, Ending::ContextExceeded, "{}", out.transcript.end.detail);
+    assert!(out.transcript.end.detail.starts_with("the conversation is full"), "{}", out.transcript.end.detail);
+    assert!(out.errors.is_empty(), "the model's own doing, not a harness fault");
+    assert!(errors.iter().any(|e| e.contains("does not fit: the conversation is at")), "{errors:?}");
+    // Every request sent stayed within the cap.
+    let sent = model.sent_bytes.lock().unwrap().clone();
+    assert_eq!(sent.len(), 2);
+    assert!(sent.iter().all(|&b| b <= 200_000), "{sent:?}");
+    assert!(out.tool_list.len() < 200, "the run stopped once the conversation was full");
+}
+
+#[test]
+fn a_reply_that_overflows_the_conversation_ends_the_run() {
+    let limits = Limits { max_conversation_bytes: 50_000, ..Limits::default() };
+    let v = vault();
+    let huge = call("write_file", json!({"path": "eval-scratch/x.md", "content": "z".repeat(60_000)}));
+    let model = Scripted::new(vec![reply("", vec![huge], (1, None, 1)), reply("done", vec![], (1, None, 1))]);
+    let out = run_with(&model, &v, Request { limits: &limits, ..request(15) }, &Pricing::Free);
+    assert_eq!(out.ending, Ending::ContextExceeded);
+    assert!(out.transcript.end.detail.contains("past its cap of 50000 bytes"), "{}", out.transcript.end.detail);
+    assert!(out.tool_list.is_empty(), "the calls of a reply that does not fit are not run");
+    assert!(!v.exists("eval-scratch/x.md"));
+}
+
+/// The transcript keeps a bounded copy of big arguments, in both places
+/// they appear; the model's conversation keeps the whole call.
+#[test]
+fn big_arguments_are_cut_in_the_transcript() {
+    let v = vault();
+    let content = "w".repeat(100_000);
+    let model = Scripted::new(vec![
+        reply("", vec![call("write_file", json!({"path": "eval-scratch/w.md", "content": content}))], (1, None, 1)),
+        reply("done", vec![], (1, None, 1)),
+    ]);
+    let out = run_with(&model, &v, request(15), &Pricing::Free);
+    assert_eq!(out.ending, Ending::Answered);
+    assert_eq!(v.read("eval-scratch/w.md").len(), 100_000);
+    let stored = crate::jsnum::json_len(&out.transcript);
+    assert!(stored < 20_000, "the transcript holds {stored} bytes");
+    assert!(model.sent_bytes.lock().unwrap()[1] > 100_000, "the model saw its whole call");
+}
+
+/// A reply of thousands of tool calls cannot hold the run past its
+/// deadline: calls stop being run when the time is up.
+#[test]
+fn the_deadline_holds_while_tools_run() {
+    let v = TestVault::new(&[("eval-scratch/big.md", &"line of text\n".repeat(100_000))]);
+    let searches: Vec<ToolCall> =
+        (0..10_000).map(|i| call("find_files_by_content", json!({"query": format!("needle{i}")}))).collect();
+    let model = Scripted::new(vec![reply("", searches, (1, None, 1)), reply("done", vec![], (1, None, 1))]);
+    let started = std::time::Instant::now();
+    let out = run_with(&model, &v, Request { timeout: Duration::from_millis(300), ..request(15) }, &Pricing::Free);
+    assert!(started.elapsed() < Duration::from_millis(1_000), "{:?}", started.elapsed());
+    assert_eq!(out.ending, Ending::TimedOut);
+    assert!(out.transcript.end.detail.contains("stopped before tool call"), "{}", out.transcript.end.detail);
+    assert!(out.tool_list.len() < 10_000);
+}
+
+/// A catastrophic pattern in a search is cut at the regex budget with a tool
+/// error naming it; the run goes on and answers.
+#[test]
+fn a_catastrophic_search_is_a_tool_error_and_the_run_goes_on() {
+    let limits = Limits { regex_timeout: Duration::from_millis(100), ..Limits::default() };
+    // Short enough that the abandoned matching thread (the library's
+    // fallback; the command line kills a worker process) ends soon.
+    let v = TestVault::new(&[("eval-scratch/long.md", &format!("{}!\n", "a".repeat(22)))]);
+    let search = call("find_files_by_content", json!({"query": "(a+)+$", "useRegex": true}));
+    let model = Scripted::new(vec![reply("", vec![search], (1, None, 1)), reply("done", vec![], (1, None, 1))]);
+    let out = run_with(&model, &v, Request { limits: &limits, ..request(15) }, &Pricing::Free);
+    assert_eq!(out.ending, Ending::Answered);
+    let errors = tool_errors(&out);
+    assert!(errors[0].contains("/(a+)+$/i did not finish within"), "{errors:?}");
+    assert!(errors[0].contains("eval-scratch/long.md"), "{errors:?}");
 }

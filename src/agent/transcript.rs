@@ -1,15 +1,20 @@
 //! The transcript of one run: every model call with its usage, every tool
-//! call with its arguments and (truncated) result, errors, timings, and why
+//! call with its (truncated) arguments and result, errors, timings, and why
 //! the run ended. Written next to the result file as evidence; nothing
 //! downstream computes from it.
+//!
+//! Large arguments and results are cut to [`RESULT_LIMIT`] characters, so a
+//! transcript grows with the number of calls, not with what a model writes:
+//! a 200 MB `write_file` once made a 400 MB transcript.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::provider::{ToolCall, Usage};
 
-/// Tool results longer than this (as JSON text) are cut in the transcript;
-/// the model itself always gets the whole result.
+/// Tool results and arguments longer than this (as JSON text) are cut in
+/// the transcript; the model itself gets them whole (within the caps of
+/// `Limits`).
 pub const RESULT_LIMIT: usize = 4000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,17 +70,52 @@ pub struct End {
     pub duration_ms: u64,
 }
 
-/// A tool answer as stored in the transcript.
+/// A tool answer (or a call's arguments) as stored in the transcript, and
+/// whether it was cut.
 pub fn stored_result(content: &Value) -> (Value, bool) {
-    let text = content.to_string();
-    if text.len() <= RESULT_LIMIT {
+    let len = crate::jsnum::json_len(content);
+    if len <= RESULT_LIMIT {
         return (content.clone(), false);
     }
-    let mut cut = RESULT_LIMIT;
+    // Only the kept part is ever written out: a 200 MB write's arguments
+    // must not be copied to keep 4 KB of them.
+    let mut head = Vec::with_capacity(RESULT_LIMIT + 4);
+    let _ = serde_json::to_writer(Bounded(&mut head), content);
+    let text = String::from_utf8_lossy(&head);
+    let mut cut = RESULT_LIMIT.min(text.len());
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    (Value::String(format!("{}… ({} bytes in all)", &text[..cut], text.len())), true)
+    (Value::String(format!("{}… ({len} bytes in all)", &text[..cut])), true)
+}
+
+/// Keeps the first `RESULT_LIMIT + 4` bytes written (a whole UTF-8
+/// character past the limit), then refuses the rest, which stops the writer.
+struct Bounded<'a>(&'a mut Vec<u8>);
+
+impl std::io::Write for Bounded<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = (RESULT_LIMIT + 4).saturating_sub(self.0.len());
+        if room == 0 {
+            return Err(std::io::Error::other("enough"));
+        }
+        let n = room.min(buf.len());
+        self.0.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A tool call as stored in the transcript: its arguments cut like results.
+pub fn stored_call(call: &ToolCall) -> ToolCall {
+    ToolCall {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: stored_result(&call.arguments).0,
+        malformed: call.malformed.clone(),
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::format::result::{MatcherDetail, ResultFile};
 use crate::report::aggregate::{self, FieldDiff};
-use crate::score::{Judge, JudgeContext, matchers};
+use crate::score::{Judge, JudgeContext, RegexBudget, matchers};
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Tally {
@@ -62,11 +62,13 @@ impl Rescore {
 }
 
 /// Rescore `result`; `user_message` gives each task's prompt for the judge
-/// (the result file does not carry it).
+/// (the result file does not carry it). Each regex gets `budget` on each
+/// answer; one that overruns counts as no match, with its error recorded.
 pub async fn rescore(
     result: &ResultFile,
     judge: Option<&dyn Judge>,
     user_message: &dyn Fn(&str) -> Option<String>,
+    budget: RegexBudget,
 ) -> Rescore {
     let mut rescored = result.clone();
     let mut tallies: BTreeMap<&'static str, Tally> = BTreeMap::new();
@@ -85,9 +87,13 @@ pub async fn rescore(
                         *verdict = matchers::contains(value, &text);
                         ("contains", *verdict, value.to_string())
                     }
-                    MatcherDetail::Regex { value, flags, verdict, .. } => {
-                        *verdict = matchers::regex(value, flags.as_deref(), &text).0;
-                        ("regex", *verdict, format!("{value} flags {:?}", flags.as_deref().unwrap_or("")))
+                    MatcherDetail::Regex { value, flags, verdict, error } => {
+                        (*verdict, *error) = matchers::regex(value, flags.as_deref(), &text, budget);
+                        let mut what = format!("{value} flags {:?}", flags.as_deref().unwrap_or(""));
+                        if let Some(e) = error {
+                            what.push_str(&format!(": {e}"));
+                        }
+                        ("regex", *verdict, what)
                     }
                     MatcherDetail::Judge { criteria, verdict, error } => {
                         let Some(j) = judge else {

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use crate::format::result::AssertionDetail;
 use crate::format::task::VaultAssertion;
 
+use super::sandbox::RegexBudget;
 use super::{frontmatter, matchers};
 
 /// The files a task's assertions look at, as they were after the run, and the
@@ -20,18 +21,22 @@ pub struct VaultState {
 }
 
 /// Evaluate every assertion; all must hold.
-pub fn evaluate(assertions: &[VaultAssertion], state: &VaultState) -> (bool, Vec<AssertionDetail>) {
+pub fn evaluate(
+    assertions: &[VaultAssertion],
+    state: &VaultState,
+    budget: RegexBudget,
+) -> (bool, Vec<AssertionDetail>) {
     let details: Vec<AssertionDetail> = assertions
         .iter()
         .map(|a| {
-            let (ok, reason) = evaluate_one(a, state);
+            let (ok, reason) = evaluate_one(a, state, budget);
             AssertionDetail { kind: a.type_name().to_string(), path: a.path().to_string(), ok, reason }
         })
         .collect();
     (details.iter().all(|d| d.ok), details)
 }
 
-fn evaluate_one(assertion: &VaultAssertion, state: &VaultState) -> (bool, String) {
+fn evaluate_one(assertion: &VaultAssertion, state: &VaultState, budget: RegexBudget) -> (bool, String) {
     let bytes = state.files.get(assertion.path());
     // Text checks read the file as UTF-8; invalid sequences become U+FFFD so a
     // binary file can still be checked (and fail) instead of erroring.
@@ -50,7 +55,7 @@ fn evaluate_one(assertion: &VaultAssertion, state: &VaultState) -> (bool, String
         },
         VaultAssertion::FileMatches { value, flags, .. } => match text {
             None => (false, "file missing".into()),
-            Some(t) => match matchers::regex(value, flags.as_deref(), &t) {
+            Some(t) => match matchers::regex(value, flags.as_deref(), &t, budget) {
                 (true, _) => (true, "pattern matched".into()),
                 (false, Some(error)) => (false, error),
                 (false, None) => (false, "pattern not matched".into()),
@@ -82,6 +87,8 @@ mod tests {
     use crate::format::OneOrMany;
     use serde_json::json;
 
+    const BUDGET: RegexBudget = RegexBudget { per_pattern: std::time::Duration::from_secs(5), until: None };
+
     fn state() -> VaultState {
         let mut s = VaultState::default();
         s.files.insert(
@@ -96,7 +103,7 @@ mod tests {
     }
 
     fn check(a: VaultAssertion) -> (bool, String) {
-        let (ok, details) = evaluate(&[a], &state());
+        let (ok, details) = evaluate(&[a], &state(), BUDGET);
         assert_eq!(ok, details[0].ok);
         (details[0].ok, details[0].reason.clone())
     }
@@ -162,7 +169,7 @@ mod tests {
         let mut s = VaultState::default();
         s.files.insert(path("deep.md"), frontmatter::nested_note(2_000).into_bytes());
         let a = VaultAssertion::FrontmatterEquals { path: path("deep.md"), key: "k".into(), value: json!(1) };
-        let (ok, details) = evaluate(&[a], &s);
+        let (ok, details) = evaluate(&[a], &s, BUDGET);
         assert!(!ok);
         assert!(details[0].reason.contains("nested deeper than 64 levels"), "{}", details[0].reason);
     }
@@ -185,6 +192,7 @@ mod tests {
                 VaultAssertion::FileExists { path: path("gone.md") },
             ],
             &state(),
+            BUDGET,
         );
         assert!(!ok);
         assert_eq!(details.len(), 2);

@@ -2,8 +2,16 @@
 //! flags).test(text)` evaluates them. Task files are written for that engine
 //! (lookahead, `s` and `m` flags, `\d` meaning ASCII digits), so we use the
 //! ECMAScript-compatible `regress` engine rather than the `regex` crate.
+//!
+//! `regress` backtracks and has no step limit, so a pattern can run for ever
+//! on a modest text: code that matches patterns from a model or a task goes
+//! through [`super::sandbox`], which bounds the time. Compiling is cheap, but
+//! the compiler recurses over the pattern, so patterns are capped at
+//! [`MAX_PATTERN_LEN`] characters here.
 
 use std::fmt;
+
+pub use crate::limits::MAX_PATTERN_LEN;
 
 /// A compiled pattern plus the flag behaviour `regress` leaves to the caller.
 #[derive(Debug)]
@@ -32,6 +40,13 @@ impl JsRegex {
     pub fn new(pattern: &str, flags: Option<&str>) -> Result<JsRegex, RegexError> {
         let flags = flags.unwrap_or("");
         check_flags(flags)?;
+        let len = pattern.chars().count();
+        if len > MAX_PATTERN_LEN {
+            return Err(RegexError(format!(
+                "regular expression {} is {len} characters long; the limit is {MAX_PATTERN_LEN}",
+                shown(pattern, Some(flags))
+            )));
+        }
         let regex = regress::Regex::with_flags(pattern, regress::Flags::from(flags))
             .map_err(|e| RegexError(format!("invalid regular expression /{pattern}/{flags}: {e}")))?;
         Ok(JsRegex { regex, sticky: flags.contains('y'), unicode: flags.contains('u') || flags.contains('v') })
@@ -53,6 +68,24 @@ impl JsRegex {
             Some(_) => !self.sticky,
             None => false,
         }
+    }
+}
+
+impl JsRegex {
+    /// The 0-based numbers of the lines of `text` (split as `str::lines`
+    /// does) that the pattern matches.
+    pub fn matching_lines(&self, text: &str) -> Vec<usize> {
+        text.lines().enumerate().filter(|(_, line)| self.test(line)).map(|(i, _)| i).collect()
+    }
+}
+
+/// `/pattern/flags` for a message, cut to a readable length.
+pub fn shown(pattern: &str, flags: Option<&str>) -> String {
+    const SHOWN: usize = 120;
+    let flags = flags.unwrap_or("");
+    match pattern.char_indices().nth(SHOWN) {
+        None => format!("/{pattern}/{flags}"),
+        Some((cut, _)) => format!("/{}…/{flags} ({} characters)", &pattern[..cut], pattern.chars().count()),
     }
 }
 
@@ -108,6 +141,23 @@ mod tests {
         assert!(!test("^.$", "", "😀"));
         assert!(test("^..$", "", "😀"));
         assert!(test("^.$", "u", "😀"));
+    }
+
+    #[test]
+    fn long_patterns_are_refused_before_the_recursive_compiler_sees_them() {
+        // 2,000 alternatives overflowed a 2 MiB stack in the compiler.
+        let long = format!("{}a", "a|".repeat(2_000));
+        let e = JsRegex::new(&long, None).unwrap_err().0;
+        assert!(e.contains("4001 characters long; the limit is 1024"), "{e}");
+        assert!(e.starts_with("regular expression /a|a|") && e.contains("…/"), "{e}");
+        let at_limit = format!("{}a", "a|".repeat((MAX_PATTERN_LEN - 1) / 2));
+        assert!(JsRegex::new(&at_limit, None).unwrap().test("a"));
+    }
+
+    #[test]
+    fn matching_lines_numbers_from_zero() {
+        let re = JsRegex::new("^b", Some("i")).unwrap();
+        assert_eq!(re.matching_lines("a\nB\r\nc\nbb"), [1, 3]);
     }
 
     #[test]

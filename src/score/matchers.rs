@@ -12,7 +12,7 @@ use crate::format::OneOrMany;
 use crate::format::result::MatcherDetail;
 use crate::format::task::Matcher;
 
-use super::jsregex::JsRegex;
+use super::sandbox::{self, RegexBudget};
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -39,16 +39,14 @@ pub fn contains(value: &OneOrMany, text: &str) -> bool {
 }
 
 /// `regex`: any candidate pattern matches `text`; a pattern that does not
-/// compile counts as no match (fail closed), with the reason in the error.
-pub fn regex(value: &OneOrMany, flags: Option<&str>, text: &str) -> (bool, Option<String>) {
+/// compile or does not finish within its budget counts as no match (fail
+/// closed), with the reason, naming the pattern, in the error.
+pub fn regex(value: &OneOrMany, flags: Option<&str>, text: &str, budget: RegexBudget) -> (bool, Option<String>) {
     let mut first_error = None;
     for pattern in value.as_slice() {
-        match JsRegex::new(pattern, flags) {
-            Ok(re) => {
-                if re.test(text) {
-                    return (true, None);
-                }
-            }
+        match sandbox::test(pattern, flags, text, budget.deadline()) {
+            Ok(true) => return (true, None),
+            Ok(false) => {}
             Err(e) => {
                 first_error.get_or_insert(e.to_string());
             }
@@ -68,7 +66,12 @@ pub struct MatcherOutcome {
 }
 
 /// Evaluate every matcher in order. Judge calls happen only for judge matchers.
-pub async fn evaluate(matchers: &[Matcher], ctx: JudgeContext<'_>, judge: Option<&dyn Judge>) -> MatcherOutcome {
+pub async fn evaluate(
+    matchers: &[Matcher],
+    ctx: JudgeContext<'_>,
+    judge: Option<&dyn Judge>,
+    budget: RegexBudget,
+) -> MatcherOutcome {
     let mut details = Vec::with_capacity(matchers.len());
     let mut judge_attempted = false;
     for m in matchers {
@@ -79,7 +82,7 @@ pub async fn evaluate(matchers: &[Matcher], ctx: JudgeContext<'_>, judge: Option
                 error: None,
             },
             Matcher::Regex { value, flags } => {
-                let (verdict, error) = regex(value, flags.as_deref(), ctx.response_text);
+                let (verdict, error) = regex(value, flags.as_deref(), ctx.response_text, budget);
                 MatcherDetail::Regex { value: value.clone(), flags: flags.clone(), verdict, error }
             }
             Matcher::Judge { criteria } => {
@@ -130,6 +133,8 @@ mod tests {
         }
     }
 
+    const BUDGET: RegexBudget = RegexBudget { per_pattern: std::time::Duration::from_secs(5), until: None };
+
     const CTX: JudgeContext<'static> =
         JudgeContext { user_message: "q", response_text: "The Halverston budget is 88,000 marks." };
 
@@ -143,11 +148,17 @@ mod tests {
 
     #[test]
     fn regex_any_of_and_fail_closed() {
-        assert_eq!(regex(&one(r"\d{2},\d{3}"), None, CTX.response_text), (true, None));
-        assert!(regex(&many(&["zzz", "budget"]), Some("i"), CTX.response_text).0);
-        let (verdict, error) = regex(&one("(broken"), None, CTX.response_text);
+        assert_eq!(regex(&one(r"\d{2},\d{3}"), None, CTX.response_text, BUDGET), (true, None));
+        assert!(regex(&many(&["zzz", "budget"]), Some("i"), CTX.response_text, BUDGET).0);
+        let (verdict, error) = regex(&one("(broken"), None, CTX.response_text, BUDGET);
         assert!(!verdict);
         assert!(error.unwrap().contains("invalid regular expression"));
+        // A catastrophic pattern fails closed at its budget, naming the pattern.
+        let short = RegexBudget { per_pattern: std::time::Duration::from_millis(100), until: None };
+        let started = std::time::Instant::now();
+        let (verdict, error) = regex(&one("(a|a)*b"), None, &"a".repeat(24), short);
+        assert!(!verdict && started.elapsed() < std::time::Duration::from_secs(2));
+        assert!(error.unwrap().contains("/(a|a)*b/ did not finish within"));
     }
 
     #[test]
@@ -156,9 +167,9 @@ mod tests {
             Matcher::Contains { value: one("88,000") },
             Matcher::Regex { value: one("^the"), flags: Some("i".into()) },
         ];
-        assert!(crate::score::ready(evaluate(&ms, CTX, None)).pass);
+        assert!(crate::score::ready(evaluate(&ms, CTX, None, BUDGET)).pass);
         let ms = vec![Matcher::Contains { value: one("88,000") }, Matcher::Contains { value: one("99,000") }];
-        let out = crate::score::ready(evaluate(&ms, CTX, None));
+        let out = crate::score::ready(evaluate(&ms, CTX, None, BUDGET));
         assert!(!out.pass);
         assert_eq!(out.details.iter().map(MatcherDetail::verdict).collect::<Vec<_>>(), [true, false]);
     }
@@ -166,13 +177,13 @@ mod tests {
     #[test]
     fn judge_without_judge_is_skipped_and_fails() {
         let ms = vec![Matcher::Judge { criteria: "c".into() }];
-        let out = crate::score::ready(evaluate(&ms, CTX, None));
+        let out = crate::score::ready(evaluate(&ms, CTX, None, BUDGET));
         assert!(!out.pass && out.judge_attempted && !out.judge_available && out.judge_skipped);
         let yes = Scripted(Ok(true));
-        let out = crate::score::ready(evaluate(&ms, CTX, Some(&yes)));
+        let out = crate::score::ready(evaluate(&ms, CTX, Some(&yes), BUDGET));
         assert!(out.pass && out.judge_available && !out.judge_skipped);
         let broken = Scripted(Err("HTTP 500".into()));
-        let out = crate::score::ready(evaluate(&ms, CTX, Some(&broken)));
+        let out = crate::score::ready(evaluate(&ms, CTX, Some(&broken), BUDGET));
         assert!(!out.pass);
         assert_eq!(
             out.details[0],

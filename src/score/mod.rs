@@ -11,6 +11,7 @@ pub mod assertions;
 pub mod frontmatter;
 pub mod jsregex;
 pub mod matchers;
+pub mod sandbox;
 
 use std::collections::HashSet;
 
@@ -19,6 +20,7 @@ use crate::format::task::Task;
 
 pub use assertions::VaultState;
 pub use matchers::{BoxFuture, Judge, JudgeContext};
+pub use sandbox::RegexBudget;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +62,7 @@ pub async fn score_run(
     evidence: &RunEvidence<'_>,
     vault: &VaultState,
     judge: Option<&dyn Judge>,
+    budget: RegexBudget,
 ) -> RunVerdict {
     let passed = evidence.harness_errors.is_empty() && evidence.end == RunEnd::Answered;
     let called: HashSet<&str> = evidence.tool_list.iter().map(String::as_str).collect();
@@ -70,7 +73,7 @@ pub async fn score_run(
     // evaluated: that would only spend judge calls on a foregone verdict.
     let outcome = if passed {
         let ctx = JudgeContext { user_message: &task.user_message, response_text: evidence.response_text };
-        matchers::evaluate(&task.output_matchers, ctx, judge).await
+        matchers::evaluate(&task.output_matchers, ctx, judge, budget).await
     } else {
         let judge_attempted = task.has_judge_matcher();
         matchers::MatcherOutcome {
@@ -82,7 +85,7 @@ pub async fn score_run(
         }
     };
 
-    let (vault_assertions_pass, vault_assertion_details) = assertions::evaluate(&task.vault_assertions, vault);
+    let (vault_assertions_pass, vault_assertion_details) = assertions::evaluate(&task.vault_assertions, vault, budget);
     let tool_calls = evidence.tool_list.len() as u64;
     let tool_budget_ok = task.tool_call_budget.is_none_or(|budget| tool_calls <= u64::from(budget));
 
@@ -133,7 +136,8 @@ mod tests {
     fn run(task: &Task, text: &str, tools: &[&str], errors: &[String], end: RunEnd, vault: &VaultState) -> RunVerdict {
         let tools: Vec<String> = tools.iter().map(|s| s.to_string()).collect();
         let ev = RunEvidence { response_text: text, tool_list: &tools, harness_errors: errors, end };
-        ready(score_run(task, &ev, vault, None))
+        let budget = RegexBudget::per_pattern(std::time::Duration::from_secs(5));
+        ready(score_run(task, &ev, vault, None, budget))
     }
 
     fn vault() -> VaultState {

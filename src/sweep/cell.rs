@@ -5,7 +5,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +15,7 @@ use crate::format::task::{Task, VaultAssertion};
 use crate::limits::Limits;
 use crate::pricing::Pricing;
 use crate::provider::Model;
-use crate::score::{self, Judge, RunEnd, RunEvidence, VaultState};
+use crate::score::{self, Judge, RegexBudget, RunEnd, RunEvidence, VaultState};
 use crate::suite::fixtures::{self, Kind};
 use crate::vault::{Toolbox, Vault};
 
@@ -29,6 +29,16 @@ pub struct CellEnv<'a> {
     pub max_output_tokens: Option<u32>,
     /// The caps and deadlines every run is held to.
     pub limits: &'a Limits,
+}
+
+impl CellEnv<'_> {
+    /// Regex work of scoring: `regex_timeout` per pattern, and all of it
+    /// within the grace after the run's deadline (or after now, for a run
+    /// that ended early).
+    fn scoring_budget(&self, run_deadline: Instant) -> RegexBudget {
+        let until = run_deadline.max(Instant::now()) + self.limits.timeout_grace;
+        RegexBudget { per_pattern: self.limits.regex_timeout, until: Some(until) }
+    }
 }
 
 /// A finished cell: its record (without `transcript_path`) and transcript.
@@ -81,7 +91,7 @@ pub async fn run(env: &CellEnv<'_>, task: &Task, model: &dyn Model, keep: Option
         Err(e) => return harness_failure(env, task, format!("preparing the vault: {e}")).await,
     };
     let vault = match Vault::open(dir.path()) {
-        Ok(v) => v,
+        Ok(v) => v.with_limits(env.limits),
         Err(e) => return harness_failure(env, task, format!("opening the vault {}: {e}", dir.path().display())).await,
     };
     let request = Request {
@@ -107,7 +117,7 @@ pub async fn run(env: &CellEnv<'_>, task: &Task, model: &dyn Model, keep: Option
         harness_errors: &outcome.errors,
         end,
     };
-    let verdict = score::score_run(task, &evidence, &state, env.judge).await;
+    let verdict = score::score_run(task, &evidence, &state, env.judge, env.scoring_budget(outcome.deadline)).await;
     drop(dir);
     CellOutput {
         record: RunRecord {
@@ -130,7 +140,8 @@ pub async fn harness_failure(env: &CellEnv<'_>, task: &Task, error: String) -> C
     let errors = vec![error.clone()];
     let evidence =
         RunEvidence { response_text: "", tool_list: &[], harness_errors: &errors, end: RunEnd::HarnessError };
-    let verdict = score::score_run(task, &evidence, &VaultState::default(), env.judge).await;
+    let budget = env.scoring_budget(Instant::now());
+    let verdict = score::score_run(task, &evidence, &VaultState::default(), env.judge, budget).await;
     CellOutput {
         record: RunRecord {
             id: task.id.clone(),

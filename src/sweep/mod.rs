@@ -52,13 +52,13 @@ pub struct Sweep {
     pub judge: Option<Arc<dyn Judge>>,
     pub pricing: Pricing,
     pub toolbox: Toolbox,
+    /// The caps and deadlines every run is held to.
+    pub limits: Limits,
     /// Keep each run's vault under `<results>/<stem>/vaults/`.
     pub keep_artifacts: bool,
     /// Test aid: wait this long at the start of every cell, so that a sweep
     /// can be interrupted mid-way deterministically.
     pub cell_delay: Duration,
-    /// The caps and deadlines every run is held to.
-    pub limits: Limits,
 }
 
 /// What a sweep ended with.

@@ -3,13 +3,21 @@
 //! that leads outside the vault are refused before anything is read or
 //! written; a tool never sees an unchecked path.
 
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
-/// A vault folder, by its canonical absolute path.
+use crate::limits::Limits;
+use crate::score::sandbox::RegexBudget;
+
+/// A vault folder, by its canonical absolute path, with the bounds the tools
+/// work within: the caps of [`Limits`] and the run's deadline.
 #[derive(Debug, Clone)]
 pub struct Vault {
     root: PathBuf,
+    limits: Limits,
+    /// When the run's time is up; tools stop their work there.
+    deadline: Option<Instant>,
 }
 
 /// A checked path: `rel` is the vault-relative form with `/` separators
@@ -37,11 +45,73 @@ impl Vault {
         if !root.is_dir() {
             return Err(io::Error::new(io::ErrorKind::NotADirectory, format!("{} is not a folder", root.display())));
         }
-        Ok(Vault { root })
+        Ok(Vault { root, limits: Limits::default(), deadline: None })
+    }
+
+    /// The same vault, with these caps.
+    pub fn with_limits(mut self, limits: &Limits) -> Vault {
+        self.limits = limits.clone();
+        self
+    }
+
+    /// The same vault, for a run whose time is up at `deadline`.
+    pub fn with_deadline(&self, deadline: Instant) -> Vault {
+        Vault { deadline: Some(deadline), ..self.clone() }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// `Err` once the run's deadline has passed: long tool work (walking the
+    /// vault, searching every file) checks it as it goes.
+    pub fn check_time(&self) -> Result<(), String> {
+        match self.deadline {
+            Some(d) if Instant::now() >= d => Err("stopped: the run's time (timeoutMs) is up".into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// How long regex work of a tool may take: `regex_timeout` per pattern
+    /// and file, never past the run's deadline.
+    pub fn regex_budget(&self) -> RegexBudget {
+        RegexBudget { per_pattern: self.limits.regex_timeout, until: self.deadline }
+    }
+
+    /// A file's text, refusing folders, files over `max_read_bytes` and
+    /// binary content. `rel` names it in errors.
+    pub fn read_text(&self, path: &Path, rel: &str) -> Result<String, String> {
+        let max = self.limits.max_read_bytes;
+        let meta = std::fs::metadata(path).map_err(|_| format!("file `{rel}` not found"))?;
+        if meta.is_dir() {
+            return Err(format!("`{rel}` is a folder, not a file"));
+        }
+        let too_large = |len: u64| format!("`{rel}` is too large to read ({len} bytes; the limit is {max})");
+        if meta.len() > max {
+            return Err(too_large(meta.len()));
+        }
+        // Read at most one byte past the cap, whatever the file does meanwhile.
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        std::fs::File::open(path)
+            .and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
+            .map_err(|e| format!("cannot read `{rel}`: {e}"))?;
+        if bytes.len() as u64 > max {
+            return Err(too_large(bytes.len() as u64));
+        }
+        String::from_utf8(bytes).map_err(|_| format!("`{rel}` is not a text file (not UTF-8)"))
+    }
+
+    /// Refuse a write of `len` bytes over `max_write_bytes`, naming `what`.
+    pub fn check_write(&self, what: &str, len: usize) -> Result<(), String> {
+        let max = self.limits.max_write_bytes;
+        if len as u64 > max {
+            return Err(format!("{what} is {len} bytes; one write may add at most {max} bytes: write less at a time"));
+        }
+        Ok(())
     }
 
     /// The vault-relative form of a path found by walking the vault.

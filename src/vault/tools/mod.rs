@@ -16,9 +16,6 @@ pub use write::{AppendContent, CreateFolder, DeleteFile, MoveFile, UpdateFrontma
 
 use super::Vault;
 
-/// Largest file a tool reads, so one huge file cannot flood the model.
-const MAX_READ_BYTES: u64 = 2 * 1024 * 1024;
-
 /// A JSON Schema object with these properties, of which `required` must be present.
 fn schema(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required})
@@ -30,17 +27,23 @@ fn hidden(name: &str) -> bool {
 
 /// Every regular file below `dir` (links are not followed), as sorted
 /// vault-relative paths with their locations. Hidden names are skipped.
-fn walk_files(vault: &Vault, dir: &Path) -> Vec<(String, std::path::PathBuf)> {
-    let mut files: Vec<(String, std::path::PathBuf)> = walkdir::WalkDir::new(dir)
+/// Stops with an error when the run's time is up.
+fn walk_files(vault: &Vault, dir: &Path) -> Result<Vec<(String, std::path::PathBuf)>, String> {
+    let mut files = Vec::new();
+    let walk = walkdir::WalkDir::new(dir)
         .follow_links(false)
         .into_iter()
-        .filter_entry(|e| e.depth() == 0 || !hidden(&e.file_name().to_string_lossy()))
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .filter_map(|e| vault.relative(e.path()).map(|rel| (rel, e.into_path())))
-        .collect();
+        .filter_entry(|e| e.depth() == 0 || !hidden(&e.file_name().to_string_lossy()));
+    for entry in walk.filter_map(Result::ok) {
+        vault.check_time()?;
+        if entry.file_type().is_file()
+            && let Some(rel) = vault.relative(entry.path())
+        {
+            files.push((rel, entry.into_path()));
+        }
+    }
     files.sort();
-    files
+    Ok(files)
 }
 
 /// The direct children of a folder: vault-relative paths, folders ending in `/`.
@@ -58,19 +61,6 @@ fn children(vault: &Vault, dir: &Path) -> Result<Vec<String>, String> {
     }
     out.sort();
     Ok(out)
-}
-
-/// A file's text, refusing folders, huge files and binary content.
-fn read_text(path: &Path, rel: &str) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|_| format!("file `{rel}` not found"))?;
-    if meta.is_dir() {
-        return Err(format!("`{rel}` is a folder, not a file"));
-    }
-    if meta.len() > MAX_READ_BYTES {
-        return Err(format!("`{rel}` is too large to read ({} bytes; the limit is {MAX_READ_BYTES})", meta.len()));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{rel}`: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| format!("`{rel}` is not a text file (not UTF-8)"))
 }
 
 #[cfg(test)]
@@ -96,6 +86,12 @@ pub(crate) mod testing {
             }
             let vault = Vault::open(dir.path()).unwrap();
             TestVault { dir, vault, tools: Toolbox::standard() }
+        }
+
+        /// The same vault, held to `limits`.
+        pub fn limited(mut self, limits: &crate::limits::Limits) -> TestVault {
+            self.vault = self.vault.with_limits(limits);
+            self
         }
 
         pub fn call(&self, tool: &str, args: Value) -> ToolAnswer {

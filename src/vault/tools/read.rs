@@ -3,8 +3,9 @@
 
 use serde_json::{Value, json};
 
-use super::{children, read_text, schema, walk_files};
-use crate::score::jsregex::JsRegex;
+use super::{children, schema, walk_files};
+use crate::score::jsregex::{JsRegex, MAX_PATTERN_LEN};
+use crate::score::sandbox;
 use crate::vault::{Args, Tool, Vault};
 
 pub struct ListFiles;
@@ -37,7 +38,7 @@ impl Tool for ListFiles {
             Ok(_) => {}
         }
         let entries: Vec<String> = if recursive {
-            walk_files(vault, &path.abs).into_iter().map(|(rel, _)| rel).collect()
+            walk_files(vault, &path.abs)?.into_iter().map(|(rel, _)| rel).collect()
         } else {
             children(vault, &path.abs)?
         };
@@ -65,7 +66,7 @@ impl Tool for ReadFile {
         if path.abs.is_dir() {
             return Ok(json!({"path": path.rel, "entries": children(vault, &path.abs)?}));
         }
-        let content = read_text(&path.abs, &path.rel)?;
+        let content = vault.read_text(&path.abs, &path.rel)?;
         Ok(json!({"path": path.rel, "content": content}))
     }
 }
@@ -96,22 +97,28 @@ impl Tool for FindFilesByName {
         if pattern.trim().is_empty() {
             return Err("the pattern is empty: give part of a file name, or a wildcard pattern like *.md".into());
         }
+        // Wildcard matching costs pattern length times path length per file.
+        let len = pattern.chars().count();
+        if len > MAX_PATTERN_LEN {
+            return Err(format!("the pattern is {len} characters long; the limit is {MAX_PATTERN_LEN}"));
+        }
         let lower = pattern.to_lowercase();
         let wildcard = lower.contains(['*', '?']);
-        let mut files: Vec<String> = walk_files(vault, vault.root())
-            .into_iter()
-            .map(|(rel, _)| rel)
-            .filter(|rel| {
-                let rel_lower = rel.to_lowercase();
-                if !wildcard {
-                    rel_lower.contains(&lower)
-                } else if lower.contains('/') {
-                    wildcard_match(&lower, &rel_lower)
-                } else {
-                    wildcard_match(&lower, rel_lower.rsplit('/').next().unwrap_or(&rel_lower))
-                }
-            })
-            .collect();
+        let mut files = Vec::new();
+        for (rel, _) in walk_files(vault, vault.root())? {
+            vault.check_time()?;
+            let rel_lower = rel.to_lowercase();
+            let found = if !wildcard {
+                rel_lower.contains(&lower)
+            } else if lower.contains('/') {
+                wildcard_match(&lower, &rel_lower)
+            } else {
+                wildcard_match(&lower, rel_lower.rsplit('/').next().unwrap_or(&rel_lower))
+            };
+            if found {
+                files.push(rel);
+            }
+        }
         let truncated = files.len() > limit;
         files.truncate(limit);
         Ok(json!({"pattern": pattern, "files": files, "truncated": truncated}))
@@ -148,6 +155,9 @@ pub struct FindFilesByContent;
 /// Matches reported per file; the count says how many there were.
 const MAX_MATCHES_PER_FILE: usize = 20;
 
+/// Characters of one line shown in a match (a note may be one long line).
+const MAX_LINE_CHARS: usize = 500;
+
 impl Tool for FindFilesByContent {
     fn name(&self) -> &'static str {
         "find_files_by_content"
@@ -177,23 +187,29 @@ impl Tool for FindFilesByContent {
         if query.is_empty() {
             return Err("the query is empty".into());
         }
-        let matcher: Box<dyn Fn(&str) -> bool> = if use_regex {
-            let re = JsRegex::new(query, if case_sensitive { None } else { Some("i") }).map_err(|e| e.to_string())?;
-            Box::new(move |line| re.test(line))
-        } else if case_sensitive {
-            let q = query.to_string();
-            Box::new(move |line| line.contains(&q))
-        } else {
-            let q = query.to_lowercase();
-            Box::new(move |line| line.to_lowercase().contains(&q))
-        };
+        let flags = if case_sensitive { None } else { Some("i") };
+        if use_regex {
+            // Compiling is quick and safe here; matching runs under a deadline.
+            JsRegex::new(query, flags).map_err(|e| e.to_string())?;
+        }
+        let lower = query.to_lowercase();
+        // What the files may take of the one tool result's cap.
+        let mut room = vault.limits().max_tool_result_bytes.saturating_sub(2 * query.len() + 256);
         let mut files = Vec::new();
         let mut truncated = false;
-        for (rel, abs) in walk_files(vault, vault.root()) {
+        for (rel, abs) in walk_files(vault, vault.root())? {
+            vault.check_time()?;
             // Files that are not text are simply not searchable.
-            let Ok(text) = read_text(&abs, &rel) else { continue };
-            let lines: Vec<&str> = text.lines().collect();
-            let hits: Vec<usize> = (0..lines.len()).filter(|&i| matcher(lines[i])).collect();
+            let Ok(text) = vault.read_text(&abs, &rel) else { continue };
+            let hits: Vec<usize> = if use_regex {
+                sandbox::matching_lines(query, flags, &text, vault.regex_budget().deadline())
+                    .map_err(|e| format!("{e} (while searching `{rel}`)"))?
+            } else {
+                let found = |line: &str| {
+                    if case_sensitive { line.contains(query) } else { line.to_lowercase().contains(&lower) }
+                };
+                text.lines().enumerate().filter(|(_, line)| found(line)).map(|(i, _)| i).collect()
+            };
             if hits.is_empty() {
                 continue;
             }
@@ -201,23 +217,39 @@ impl Tool for FindFilesByContent {
                 truncated = true;
                 break;
             }
+            let lines: Vec<&str> = text.lines().collect();
             let matches: Vec<Value> = hits
                 .iter()
                 .take(MAX_MATCHES_PER_FILE)
                 .map(|&i| {
                     let from = i.saturating_sub(context);
                     let to = (i + context).min(lines.len() - 1);
-                    let around: Vec<String> = (from..=to).map(|j| format!("{}: {}", j + 1, lines[j])).collect();
-                    json!({"line": i + 1, "text": lines[i], "context": around})
+                    let around: Vec<String> =
+                        (from..=to).map(|j| format!("{}: {}", j + 1, shown_line(lines[j]))).collect();
+                    json!({"line": i + 1, "text": shown_line(lines[i]), "context": around})
                 })
                 .collect();
             let mut entry = json!({"path": rel, "matches": matches});
             if hits.len() > MAX_MATCHES_PER_FILE {
                 entry["total_matches"] = json!(hits.len());
             }
+            let size = crate::jsnum::json_len(&entry);
+            if size > room {
+                truncated = true;
+                break;
+            }
+            room -= size;
             files.push(entry);
         }
         Ok(json!({"query": query, "files": files, "truncated": truncated}))
+    }
+}
+
+/// A line as shown in a result, cut after [`MAX_LINE_CHARS`] characters.
+fn shown_line(line: &str) -> String {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        None => line.to_string(),
+        Some((cut, _)) => format!("{}… ({} characters in all)", &line[..cut], line.chars().count()),
     }
 }
 
@@ -284,6 +316,8 @@ mod tests {
         let d = v.ok("find_files_by_name", json!({"pattern": "*", "limit": 2}));
         assert_eq!((d["files"].as_array().unwrap().len(), d["truncated"].clone()), (2, json!(true)));
         assert!(v.err("find_files_by_name", json!({"pattern": " "})).contains("empty"));
+        let e = v.err("find_files_by_name", json!({"pattern": "*a".repeat(1_000)}));
+        assert!(e.contains("2000 characters long; the limit is 1024"), "{e}");
     }
 
     #[test]
@@ -293,6 +327,46 @@ mod tests {
         assert!(!wildcard_match("a*b", "ac"));
         assert!(wildcard_match("*.md", "x.y.md"));
         assert!(!wildcard_match("?", ""));
+    }
+
+    #[test]
+    fn reads_and_searches_skip_files_over_the_read_cap() {
+        let limits = crate::limits::Limits { max_read_bytes: 100, ..Default::default() };
+        let v = TestVault::new(&[("big.md", &"needle\n".repeat(20)), ("small.md", "needle\n")]).limited(&limits);
+        let e = v.err("read_file", json!({"path": "big.md"}));
+        assert_eq!(e, "`big.md` is too large to read (140 bytes; the limit is 100)");
+        let d = v.ok("find_files_by_content", json!({"query": "needle"}));
+        assert_eq!(d["files"].as_array().unwrap().len(), 1);
+        assert_eq!(d["files"][0]["path"], "small.md");
+    }
+
+    #[test]
+    fn search_results_stay_within_the_result_cap() {
+        let limits = crate::limits::Limits { max_tool_result_bytes: 3_000, ..Default::default() };
+        let long_line = format!("needle {}\n", "z".repeat(5_000));
+        let files: Vec<(String, String)> = (0..20).map(|i| (format!("n{i:02}.md"), long_line.clone())).collect();
+        let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let v = TestVault::new(&refs).limited(&limits);
+        let d = v.ok("find_files_by_content", json!({"query": "needle", "limit": 1000}));
+        assert!(crate::jsnum::json_len(&d) < 3_000, "{}", crate::jsnum::json_len(&d));
+        assert_eq!(d["truncated"], true);
+        let shown = d["files"][0]["matches"][0]["text"].as_str().unwrap();
+        assert!(shown.ends_with("… (5007 characters in all)") && shown.chars().count() < 540, "{shown}");
+    }
+
+    #[test]
+    fn tools_stop_when_the_run_is_out_of_time() {
+        let v = vault();
+        let late = v.vault.with_deadline(std::time::Instant::now());
+        let tools = crate::vault::Toolbox::standard();
+        for (tool, args) in [
+            ("find_files_by_content", json!({"query": "x"})),
+            ("find_files_by_name", json!({"pattern": "*"})),
+            ("list_files", json!({"path": "", "recursive": true})),
+        ] {
+            let a = tools.dispatch(&late, &mut crate::vault::LoopDetector::default(), tool, &args, None);
+            assert!(a.content["error"].as_str().unwrap().contains("the run's time (timeoutMs) is up"), "{tool}");
+        }
     }
 
     #[test]

@@ -7,13 +7,13 @@ use std::fs;
 
 use serde_json::{Value, json};
 
-use super::{read_text, schema, walk_files};
+use super::{schema, walk_files};
 use crate::score::frontmatter;
 use crate::vault::{Args, MEMORY_PATH, SESSIONS_DIR, SKILLS_DIR, Tool, Vault};
 
 /// The memory file's text, when the vault has one.
 pub fn memory_text(vault: &Vault) -> Option<String> {
-    read_text(&vault.root().join(MEMORY_PATH), MEMORY_PATH).ok()
+    vault.read_text(&vault.root().join(MEMORY_PATH), MEMORY_PATH).ok()
 }
 
 /// A skill: its folder name and the `description` of its frontmatter.
@@ -31,7 +31,7 @@ pub fn skills(vault: &Vault) -> Vec<Skill> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let text = read_text(&e.path().join("SKILL.md"), "SKILL.md").ok()?;
+            let text = vault.read_text(&e.path().join("SKILL.md"), "SKILL.md").ok()?;
             let description = frontmatter::parse(&text)
                 .ok()
                 .flatten()
@@ -98,9 +98,10 @@ impl Tool for UpdateMemory {
         if content.is_empty() {
             return Err("nothing to remember: `content` is blank".into());
         }
+        vault.check_write("`content`", content.len())?;
         let path = vault.resolve(MEMORY_PATH)?;
         let mut text = match path.abs.symlink_metadata() {
-            Ok(_) => read_text(&path.abs, MEMORY_PATH)?,
+            Ok(_) => vault.read_text(&path.abs, MEMORY_PATH)?,
             Err(_) => String::new(),
         };
         if !text.is_empty() && !text.ends_with('\n') {
@@ -144,11 +145,11 @@ impl Tool for RecallSessions {
         let limit = args.count_or("limit", 10)?;
         let dir = vault.resolve(SESSIONS_DIR)?;
         let mut sessions: Vec<(Option<String>, Value)> = Vec::new();
-        for (rel, abs) in walk_files(vault, &dir.abs) {
+        for (rel, abs) in walk_files(vault, &dir.abs)? {
             if !rel.ends_with(".md") {
                 continue;
             }
-            let Ok(text) = read_text(&abs, &rel) else { continue };
+            let Ok(text) = vault.read_text(&abs, &rel) else { continue };
             let fm = frontmatter::parse(&text).ok().flatten().unwrap_or_default();
             let file_name = rel.rsplit('/').next().unwrap_or(&rel).trim_end_matches(".md").to_string();
             let title = fm.get("title").and_then(Value::as_str).map_or(file_name, str::to_string);
@@ -206,7 +207,8 @@ impl Tool for ActivateSkill {
             return Err(format!("`{name}` is not a skill name; {}", available()));
         }
         let path = vault.resolve(&format!("{SKILLS_DIR}/{name}/SKILL.md"))?;
-        let text = read_text(&path.abs, &path.rel).map_err(|_| format!("unknown skill `{name}`; {}", available()))?;
+        let text =
+            vault.read_text(&path.abs, &path.rel).map_err(|_| format!("unknown skill `{name}`; {}", available()))?;
         Ok(json!({"name": name, "instructions": body(&text)}))
     }
 }

@@ -6,7 +6,7 @@ use std::fs;
 
 use serde_json::{Value, json};
 
-use super::{read_text, schema};
+use super::schema;
 use crate::vault::{Args, Tool, Vault, VaultPath, frontmatter_edit};
 
 fn create_parents(path: &VaultPath) -> Result<(), String> {
@@ -44,6 +44,7 @@ impl Tool for WriteFile {
         let content = args.string("content")?;
         args.opt_string("summary")?;
         not_root(&path, "write")?;
+        vault.check_write("`content`", content.len())?;
         if path.abs.is_dir() {
             return Err(format!("`{}` is a folder; give a file path", path.rel));
         }
@@ -77,7 +78,9 @@ impl Tool for AppendContent {
         let path = vault.resolve_note(args.string("path")?)?;
         let content = args.string("content")?;
         not_root(&path, "append to")?;
-        let mut text = read_text(&path.abs, &path.rel)
+        vault.check_write("`content`", content.len())?;
+        let mut text = vault
+            .read_text(&path.abs, &path.rel)
             .map_err(|e| format!("{e}; append_content only extends existing files (use write_file to create one)"))?;
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
@@ -113,8 +116,9 @@ impl Tool for UpdateFrontmatter {
         let key = args.string("key")?;
         let raw = args.raw("value").ok_or("missing required parameter `value`")?;
         not_root(&path, "update")?;
-        let text = read_text(&path.abs, &path.rel)?;
+        let text = vault.read_text(&path.abs, &path.rel)?;
         let value = frontmatter_edit::coerce(raw);
+        vault.check_write("the value", crate::jsnum::json_len(&value))?;
         let updated = frontmatter_edit::set(&text, key, &value)?;
         fs::write(&path.abs, updated).map_err(|e| format!("cannot write `{}`: {e}", path.rel))?;
         Ok(json!({"path": path.rel, "key": key, "value": value}))
@@ -234,6 +238,27 @@ mod tests {
         assert!(v.err("write_file", json!({"path": "eval-scratch/sub", "content": "x"})).contains("is a folder"));
         assert!(v.err("write_file", json!({"path": "", "content": "x"})).contains("vault root"));
         assert!(v.err("write_file", json!({"path": "x.md"})).contains("`content`"));
+    }
+
+    #[test]
+    fn writes_over_the_cap_are_refused_and_change_nothing() {
+        let limits = crate::limits::Limits { max_write_bytes: 1_000, ..Default::default() };
+        let v = vault().limited(&limits);
+        let big = "b".repeat(1_001);
+        for (tool, args) in [
+            ("write_file", json!({"path": "eval-scratch/new.md", "content": big})),
+            ("write_file", json!({"path": "eval-scratch/log.md", "content": big})),
+            ("append_content", json!({"path": "eval-scratch/log.md", "content": big})),
+            ("update_memory", json!({"content": big})),
+            ("update_frontmatter", json!({"path": "eval-scratch/book.md", "key": "k", "value": big})),
+        ] {
+            let e = v.err(tool, args);
+            assert!(e.contains("one write may add at most 1000 bytes"), "{tool}: {e}");
+        }
+        assert!(!v.exists("eval-scratch/new.md") && !v.exists(crate::vault::MEMORY_PATH));
+        assert_eq!(v.read("eval-scratch/log.md"), "- first");
+        assert!(!v.read("eval-scratch/book.md").contains("bbb"));
+        v.ok("write_file", json!({"path": "eval-scratch/new.md", "content": "b".repeat(1_000)}));
     }
 
     #[test]
