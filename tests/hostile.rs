@@ -217,3 +217,111 @@ fn catastrophic_patterns_fail_closed_within_the_deadline_everywhere() {
     assert!(text.contains("matcher run 1: regex matcher 1 recorded true but rescores false"), "{text}");
     assert!(text.contains("/(a|a)*b/ did not finish within"), "{text}");
 }
+
+/// A model that answers "done" at once, and panics for the task `boom`: a
+/// stand-in for a bug of ours inside one run.
+struct Panicky {
+    boom: bool,
+}
+
+impl vaultbench::provider::Model for Panicky {
+    fn provider(&self) -> &str {
+        "test"
+    }
+    fn model_id(&self) -> &str {
+        "panicky"
+    }
+    fn reports_cache(&self) -> bool {
+        false
+    }
+    fn chat<'a>(
+        &'a self,
+        _request: vaultbench::provider::ChatRequest<'a>,
+    ) -> vaultbench::provider::BoxFuture<'a, Result<vaultbench::provider::ModelReply, vaultbench::provider::ModelError>>
+    {
+        Box::pin(async move {
+            assert!(!self.boom, "boom!");
+            Ok(vaultbench::provider::ModelReply {
+                text: "done".into(),
+                tool_calls: vec![],
+                usage: Default::default(),
+                raw: None,
+            })
+        })
+    }
+}
+
+struct PanickySource;
+
+impl vaultbench::provider::ModelSource for PanickySource {
+    fn provider(&self) -> &str {
+        "test"
+    }
+    fn model_id(&self) -> &str {
+        "panicky"
+    }
+    fn model_for(
+        &self,
+        task: &vaultbench::format::task::Task,
+    ) -> anyhow::Result<std::sync::Arc<dyn vaultbench::provider::Model>> {
+        Ok(std::sync::Arc::new(Panicky { boom: task.id == "boom" }))
+    }
+}
+
+#[test]
+fn a_panic_inside_one_run_is_that_runs_harness_error_and_the_sweep_goes_on() {
+    use std::sync::Arc;
+    use vaultbench::format::result::RunId;
+    use vaultbench::sweep::{Manifest, Store, Sweep};
+
+    let dir = tempfile::tempdir().unwrap();
+    let evals = dir.path().join("evals");
+    write(&evals, "fixtures/f/a.md", "a\n");
+    for id in ["boom", "fine"] {
+        add_task(&evals, id, json!({}), json!([]), "done");
+    }
+    let suite = vaultbench::suite::Suite::load(&evals).unwrap();
+    let run_id = RunId("2026-01-01T00:00:00.000Z".into());
+    let results = dir.path().join("results");
+    let sweep = Arc::new(Sweep {
+        manifest: Manifest {
+            run_id: run_id.clone(),
+            git_sha: "test".into(),
+            provider: "test".into(),
+            model: "panicky".into(),
+            suite: evals.clone(),
+            references: PathBuf::new(),
+            repeat: 2,
+            task_filter: None,
+            shard: None,
+            allow_unpriced: false,
+            max_output_tokens: None,
+            tasks: suite.tasks.iter().map(|t| t.id.clone()).collect(),
+        },
+        store: Store::new(&results, &run_id),
+        tasks: suite.tasks.clone(),
+        suite_root: suite.root.clone(),
+        source: Arc::new(PanickySource),
+        judge: None,
+        pricing: vaultbench::pricing::Pricing::Free,
+        toolbox: vaultbench::vault::Toolbox::standard(),
+        limits: vaultbench::limits::Limits::default(),
+        keep_artifacts: false,
+        cell_delay: std::time::Duration::ZERO,
+    });
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let outcome = rt
+        .block_on(sweep.clone().execute(4, std::future::pending(), &vaultbench::sweep::progress::Quiet))
+        .expect("the sweep goes on and writes its result");
+    let r = report::load_result(&sweep.store.result_path()).unwrap();
+    assert_eq!(r, outcome.result);
+    assert_eq!(r.aggregate.total_runs, 4);
+    let boom = &r.tasks.iter().find(|t| t.id == "boom").unwrap().runs;
+    for run in boom {
+        assert!(!run.passed);
+        assert!(run.errors[0].starts_with("the run crashed (a fault in vaultbench"), "{:?}", run.errors);
+        assert!(run.errors[0].contains("boom!"), "{:?}", run.errors);
+        assert!(dir.path().join(&run.transcript_path).is_file());
+    }
+    assert!(r.tasks.iter().find(|t| t.id == "fine").unwrap().runs.iter().all(|run| run.solved));
+}

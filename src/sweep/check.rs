@@ -442,17 +442,23 @@ pub async fn check(
     }
     let mut results: Vec<Option<Replay>> = vec![None; runs.len()];
     let mut running = JoinSet::new();
+    // Which slot each task fills, to report a run that panicked.
+    let mut slots = std::collections::HashMap::new();
     let mut queue = runs.iter().cloned().enumerate();
     loop {
         while running.len() < jobs.max(1) {
             let Some((slot, (t, agent))) = queue.next() else { break };
             let task = suite.tasks[t].clone();
             let shared = shared.clone();
-            running.spawn(async move { (slot, replay(&shared, &task, agent).await) });
+            let handle = running.spawn(async move { (slot, replay(&shared, &task, agent).await) });
+            slots.insert(handle.id(), slot);
         }
         match running.join_next().await {
             Some(Ok((slot, r))) => results[slot] = Some(r),
-            Some(Err(e)) => panic!("a suite check run crashed: {e}"),
+            Some(Err(e)) => {
+                let what = if e.is_panic() { "crashed (a fault in vaultbench)" } else { "was cancelled" };
+                results[slots[&e.id()]] = Some(Replay::missing(format!("the run {what}: {e}")));
+            }
             None => break,
         }
     }

@@ -99,12 +99,15 @@ impl Sweep {
         progress.start(done.len() + pending.len(), reused);
         let mut pending = pending.into_iter();
         let mut running: JoinSet<Result<((usize, u32), RunRecord)>> = JoinSet::new();
+        // Which cell each task runs, to record a run that panicked.
+        let mut cells: HashMap<tokio::task::Id, (usize, u32)> = HashMap::new();
         let mut interrupted = None;
         let mut interrupt = std::pin::pin!(interrupt);
         loop {
             while running.len() < jobs.max(1) {
                 let Some((t, n)) = pending.next() else { break };
-                running.spawn(run_cell(self.clone(), t, n));
+                let handle = running.spawn(run_cell(self.clone(), t, n));
+                cells.insert(handle.id(), (t, n));
             }
             if running.is_empty() {
                 break;
@@ -124,7 +127,16 @@ impl Sweep {
                 Some(joined) = running.join_next() => {
                     let (cell, record) = match joined {
                         Ok(finished) => finished?,
-                        Err(e) => return Err(anyhow::anyhow!("a run crashed: {e}")),
+                        // A bug of ours in one run, as a last line of defence:
+                        // that run is a harness error; the sweep goes on.
+                        Err(e) if e.is_panic() => {
+                            let (t, n) = cells[&e.id()];
+                            let message = panic_message(e.into_panic().as_ref());
+                            let error = format!("the run crashed (a fault in vaultbench, not the model's): {message}");
+                            let out = cell::harness_failure(&self.cell_env(), &self.tasks[t], error).await;
+                            persist(&self, t, n, out, None)?
+                        }
+                        Err(e) => return Err(anyhow::anyhow!("a run was cancelled: {e}")),
                     };
                     progress.finished(&self.tasks[cell.0].id, cell.1, &record);
                     done.insert(cell, record);
@@ -169,6 +181,28 @@ impl Sweep {
     }
 }
 
+impl Sweep {
+    fn cell_env(&self) -> cell::CellEnv<'_> {
+        cell::CellEnv {
+            suite_root: &self.suite_root,
+            toolbox: &self.toolbox,
+            pricing: &self.pricing,
+            judge: self.judge.as_deref(),
+            max_output_tokens: self.manifest.max_output_tokens,
+            limits: &self.limits,
+        }
+    }
+}
+
+/// The text of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
 /// Run one cell and save its transcript and record before reporting it done.
 async fn run_cell(sweep: Arc<Sweep>, t: usize, n: u32) -> Result<((usize, u32), RunRecord)> {
     if !sweep.cell_delay.is_zero() {
@@ -176,18 +210,23 @@ async fn run_cell(sweep: Arc<Sweep>, t: usize, n: u32) -> Result<((usize, u32), 
     }
     let task = &sweep.tasks[t];
     let keep = sweep.keep_artifacts.then(|| sweep.store.vault_dir(&task.id, n));
-    let env = cell::CellEnv {
-        suite_root: &sweep.suite_root,
-        toolbox: &sweep.toolbox,
-        pricing: &sweep.pricing,
-        judge: sweep.judge.as_deref(),
-        max_output_tokens: sweep.manifest.max_output_tokens,
-        limits: &sweep.limits,
-    };
-    let mut out = match sweep.source.model_for(task) {
+    let env = sweep.cell_env();
+    let out = match sweep.source.model_for(task) {
         Ok(model) => cell::run(&env, task, model.as_ref(), keep.clone()).await,
         Err(e) => cell::harness_failure(&env, task, format!("{e:#}")).await,
     };
+    persist(&sweep, t, n, out, keep)
+}
+
+/// Save a finished cell: its transcript, then its record (which marks it done).
+fn persist(
+    sweep: &Sweep,
+    t: usize,
+    n: u32,
+    mut out: cell::CellOutput,
+    keep: Option<std::path::PathBuf>,
+) -> Result<((usize, u32), RunRecord)> {
+    let task = &sweep.tasks[t];
     out.record.transcript_path = sweep.store.recorded_transcript_path(&task.id, n);
     let file = cell::TranscriptFile {
         run_id: sweep.manifest.run_id.0.clone(),
