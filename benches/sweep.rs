@@ -115,6 +115,7 @@ fn sweep_once(suite: &Suite, k: u32, jobs: usize, rt: &tokio::runtime::Runtime) 
         judge: None,
         pricing: Pricing::Free,
         toolbox: Toolbox::standard(),
+        scratch: Arc::new(vaultbench::sweep::Scratch::create().unwrap()),
         keep_artifacts: false,
         cell_delay: Duration::ZERO,
         limits: vaultbench::limits::Limits::default(),

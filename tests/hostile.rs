@@ -306,6 +306,7 @@ fn a_panic_inside_one_run_is_that_runs_harness_error_and_the_sweep_goes_on() {
         pricing: vaultbench::pricing::Pricing::Free,
         toolbox: vaultbench::vault::Toolbox::standard(),
         limits: vaultbench::limits::Limits::default(),
+        scratch: Arc::new(vaultbench::sweep::Scratch::create_in(dir.path()).unwrap()),
         keep_artifacts: false,
         cell_delay: std::time::Duration::ZERO,
     });
@@ -324,4 +325,86 @@ fn a_panic_inside_one_run_is_that_runs_harness_error_and_the_sweep_goes_on() {
         assert!(dir.path().join(&run.transcript_path).is_file());
     }
     assert!(r.tasks.iter().find(|t| t.id == "fine").unwrap().runs.iter().all(|run| run.solved));
+}
+
+/// A suite of one slow task: five catastrophic searches, each cut at the
+/// 1 s regex budget, so its vault exists for about five seconds.
+fn slow_suite() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let evals = dir.path().join("evals");
+    write(&evals, "fixtures/f/long.md", &format!("{}!\n", "a".repeat(5_000)));
+    let steps: Vec<Value> = (1..=5)
+        .map(|i| json!({"tool": "find_files_by_content", "args": {"query": format!("(a+)+{}$", "a?".repeat(i)), "useRegex": true}}))
+        .collect();
+    add_task(&evals, "slow", json!({"timeoutMs": 20000}), json!(steps), "done");
+    dir
+}
+
+fn spawn_sweep(dir: &Path, tmp: &Path) -> std::process::Child {
+    std::fs::create_dir_all(tmp).unwrap();
+    command()
+        .args(["run", "--provider", "reference", "--suite", "evals", "--results", "results"])
+        .env("TMPDIR", tmp)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Wait until a run's vault exists in `tmp`; returns the process folder.
+fn wait_for_vault(tmp: &Path) -> PathBuf {
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(30) {
+        let folders: Vec<PathBuf> = std::fs::read_dir(tmp).unwrap().map(|e| e.unwrap().path()).collect();
+        for f in folders {
+            if std::fs::read_dir(&f).is_ok_and(|mut d| d.any(|e| e.unwrap().path().join("eval-scratch").is_dir())) {
+                return f;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("no vault appeared in {}", tmp.display());
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_and_sigint_mid_run_leave_no_temporary_vault() {
+    for (signal, code) in [("-TERM", 143), ("-INT", 130)] {
+        let dir = slow_suite();
+        let tmp = dir.path().join("tmp");
+        let mut child = spawn_sweep(dir.path(), &tmp);
+        wait_for_vault(&tmp);
+        let sent = std::process::Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
+        assert!(sent.success());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "{signal}");
+        assert_eq!(leftovers(&tmp), Vec::<String>::new(), "{signal}");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_vaults_of_a_killed_sweep_are_removed_by_the_next_command() {
+    let dir = slow_suite();
+    let tmp = dir.path().join("tmp");
+    let mut child = spawn_sweep(dir.path(), &tmp);
+    let left = wait_for_vault(&tmp);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(left.is_dir(), "kill -9 cannot clean up");
+    // Someone else's folders are left alone.
+    std::fs::create_dir_all(tmp.join("vaultbench-unrelated")).unwrap();
+    std::fs::write(tmp.join("vaultbench-file"), "x").unwrap();
+    let out = command()
+        .args(["suite", "check", "--suite", "evals"])
+        .env("TMPDIR", &tmp)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(stderr(&out).contains("Removed 1 temporary folders left by vaultbench processes"), "{}", stderr(&out));
+    assert!(!left.exists());
+    let mut rest = leftovers(&tmp);
+    rest.sort();
+    assert_eq!(rest, ["vaultbench-file", "vaultbench-unrelated"]);
 }

@@ -22,6 +22,8 @@ use crate::vault::{Toolbox, Vault};
 /// What every cell of a sweep shares.
 pub struct CellEnv<'a> {
     pub suite_root: &'a Path,
+    /// Where temporary vaults are made (this process's scratch folder).
+    pub scratch: &'a Path,
     pub toolbox: &'a Toolbox,
     pub pricing: &'a Pricing,
     pub judge: Option<&'a dyn Judge>,
@@ -86,7 +88,7 @@ impl VaultDir {
 
 /// Run `task` once against `model`. `keep` names a folder to keep the vault in.
 pub async fn run(env: &CellEnv<'_>, task: &Task, model: &dyn Model, keep: Option<PathBuf>) -> CellOutput {
-    let dir = match prepare(env.suite_root, task, keep) {
+    let dir = match prepare(env.suite_root, env.scratch, task, keep) {
         Ok(dir) => dir,
         Err(e) => return harness_failure(env, task, format!("preparing the vault: {e}")).await,
     };
@@ -174,8 +176,8 @@ pub async fn harness_failure(env: &CellEnv<'_>, task: &Task, error: String) -> C
     }
 }
 
-/// A fresh vault for `task`.
-fn prepare(suite_root: &Path, task: &Task, keep: Option<PathBuf>) -> Result<VaultDir, String> {
+/// A fresh vault for `task`, in `scratch` unless it is kept.
+fn prepare(suite_root: &Path, scratch: &Path, task: &Task, keep: Option<PathBuf>) -> Result<VaultDir, String> {
     let dir = match keep {
         Some(path) => {
             if path.exists() {
@@ -186,8 +188,8 @@ fn prepare(suite_root: &Path, task: &Task, keep: Option<PathBuf>) -> Result<Vaul
         }
         None => VaultDir::Temporary(
             tempfile::Builder::new()
-                .prefix(&format!("vaultbench-{}-", task.id))
-                .tempdir()
+                .prefix(&format!("{}-", task.id))
+                .tempdir_in(scratch)
                 .map_err(|e| format!("creating a temporary folder: {e}"))?,
         ),
     };

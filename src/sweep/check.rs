@@ -23,6 +23,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::task::JoinSet;
 
+use super::Scratch;
 use super::cell::{self, CellEnv};
 use crate::agent::transcript::Event;
 use crate::format::alternative::{Label, Source};
@@ -361,6 +362,8 @@ struct Shared {
     toolbox: Toolbox,
     references: std::path::PathBuf,
     judge: Option<Arc<dyn Judge>>,
+    /// Where temporary vaults are made.
+    scratch: Arc<Scratch>,
 }
 
 async fn replay(shared: &Shared, task: &Task, agent: Agent) -> Replay {
@@ -374,6 +377,7 @@ async fn replay(shared: &Shared, task: &Task, agent: Agent) -> Replay {
     };
     let env = CellEnv {
         suite_root: &shared.root,
+        scratch: shared.scratch.path(),
         toolbox: &shared.toolbox,
         pricing: &Pricing::Free,
         judge: shared.judge.as_deref(),
@@ -404,13 +408,15 @@ async fn replay(shared: &Shared, task: &Task, agent: Agent) -> Replay {
     Replay { literal, judge, judge_why, tool_errors: tool_errors(&out.transcript.events) }
 }
 
-/// Run every agent on every task, `jobs` runs at a time.
+/// Run every agent on every task, `jobs` runs at a time, their temporary
+/// vaults in `scratch`.
 pub async fn check(
     suite: &Suite,
     references: &Path,
     corpus: Option<&Corpus>,
     judge: Option<Arc<dyn Judge>>,
     jobs: usize,
+    scratch: Arc<Scratch>,
 ) -> CheckReport {
     let judge_unchecked = judge.is_none();
     let toolbox = Toolbox::standard();
@@ -427,7 +433,8 @@ pub async fn check(
             argument_problems.push(format!("{}: {} {p}", e.task_id, e.path.display()));
         }
     }
-    let shared = Arc::new(Shared { root: suite.root.clone(), toolbox, references: references.to_path_buf(), judge });
+    let shared =
+        Arc::new(Shared { root: suite.root.clone(), toolbox, references: references.to_path_buf(), judge, scratch });
 
     // (task index, agent) for every run; the key orders the results.
     let mut runs: Vec<(usize, Agent)> = Vec::new();

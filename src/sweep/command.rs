@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use super::progress::Console;
 use super::shard::{self, Shard};
 use super::store::{Manifest, Store, SweepLock};
-use super::{Interrupt, Sweep, check, comparison, judge, signal};
+use super::{Interrupt, Scratch, Sweep, check, comparison, judge, signal};
 use crate::format::result::{ResultFile, RunId};
 use crate::format::task::Task;
 use crate::limits::Limits;
@@ -123,11 +123,28 @@ struct Planned {
     _lock: SweepLock,
 }
 
+/// This process's folder for temporary vaults, after removing what killed
+/// vaultbench processes left behind (said on `err`).
+fn make_scratch(err: &mut dyn Write) -> Result<Scratch> {
+    let scratch = Scratch::create()
+        .with_context(|| format!("creating a folder for temporary vaults in {}", std::env::temp_dir().display()))?;
+    if !scratch.removed.is_empty() {
+        writeln!(
+            err,
+            "Removed {} temporary folders left by vaultbench processes that were killed (in {})",
+            scratch.removed.len(),
+            std::env::temp_dir().display()
+        )?;
+    }
+    Ok(scratch)
+}
+
 /// `vaultbench run`.
 pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
+    let scratch = Arc::new(make_scratch(err)?);
     let plans = match &args.resume {
-        Some(id) => vec![plan_resume(&args, id, err)?],
-        None => plan_new(&args, err)?,
+        Some(id) => vec![plan_resume(&args, id, err, &scratch)?],
+        None => plan_new(&args, err, &scratch)?,
     };
     let rt = runtime()?;
     let mut finished: Vec<(PathBuf, ResultFile)> = Vec::new();
@@ -202,7 +219,7 @@ fn regression_check(args: &RunArgs, result: &ResultFile, out: &mut dyn Write) ->
     Ok(comparison.has_regressions())
 }
 
-fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
+fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Result<Vec<Planned>> {
     let provider_name = args.provider.clone().expect("clap requires --provider without --resume");
     let suite = load_suite(&args.suite)?;
     for w in &suite.warnings {
@@ -283,6 +300,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
                 judge: judge.clone(),
                 pricing,
                 toolbox: Toolbox::standard(),
+                scratch: scratch.clone(),
                 keep_artifacts: args.keep_artifacts,
                 cell_delay: Duration::from_millis(args.cell_delay_ms),
                 limits: limits.clone(),
@@ -294,7 +312,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write) -> Result<Vec<Planned>> {
     Ok(planned)
 }
 
-fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write) -> Result<Planned> {
+fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Result<Planned> {
     let (store, manifest) = Store::find(&args.results, run_id)?;
     let lock = store.lock()?;
     store.remove_leftovers(&lock)?;
@@ -378,6 +396,7 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write) -> Result<Plan
             judge,
             pricing,
             toolbox: Toolbox::standard(),
+            scratch: scratch.clone(),
             keep_artifacts: args.keep_artifacts,
             cell_delay: Duration::from_millis(args.cell_delay_ms),
             limits,
@@ -437,7 +456,8 @@ pub fn suite_check(
         }
     };
     let judge = judge::configured()?;
-    let report = runtime()?.block_on(check::check(&suite, &references, corpus.as_ref(), judge, 8));
+    let scratch = Arc::new(make_scratch(err)?);
+    let report = runtime()?.block_on(check::check(&suite, &references, corpus.as_ref(), judge, 8, scratch));
     write!(out, "{}", check::render(&suite, &references, &report))?;
     Ok(if report.ok() { Status::Ok } else { Status::Failed })
 }

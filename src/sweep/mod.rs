@@ -14,6 +14,7 @@ pub mod command;
 pub mod comparison;
 pub mod judge;
 pub mod progress;
+pub mod scratch;
 pub mod shard;
 pub mod signal;
 pub mod store;
@@ -38,6 +39,7 @@ use crate::vault::Toolbox;
 use crate::{fsio, jsnum};
 
 pub use progress::Progress;
+pub use scratch::Scratch;
 pub use signal::Interrupt;
 pub use store::{Manifest, Store};
 
@@ -54,6 +56,8 @@ pub struct Sweep {
     pub toolbox: Toolbox,
     /// The caps and deadlines every run is held to.
     pub limits: Limits,
+    /// Where the runs' temporary vaults are made.
+    pub scratch: Arc<Scratch>,
     /// Keep each run's vault under `<results>/<stem>/vaults/`.
     pub keep_artifacts: bool,
     /// Test aid: wait this long at the start of every cell, so that a sweep
@@ -185,6 +189,7 @@ impl Sweep {
     fn cell_env(&self) -> cell::CellEnv<'_> {
         cell::CellEnv {
             suite_root: &self.suite_root,
+            scratch: self.scratch.path(),
             toolbox: &self.toolbox,
             pricing: &self.pricing,
             judge: self.judge.as_deref(),
