@@ -126,6 +126,37 @@ impl Default for Limits {
 /// no deadline computed from one can overflow.
 pub const LONGEST_OUTSIDE_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
 
+impl Limits {
+    /// The limits on the model's tool calls and the run, for `run --help`:
+    /// each with its value.
+    pub fn tool_call_help(&self) -> String {
+        let lines = [
+            ("a file a tool reads or searches", size(self.max_read_bytes)),
+            ("one write (write_file, append_content, memory)", size(self.max_write_bytes)),
+            ("one tool answer fed back to the model", size(self.max_tool_result_bytes as u64)),
+            ("the whole conversation", size(self.max_conversation_bytes as u64)),
+            ("one regular expression on one text", format!("{} ms", self.regex_timeout.as_millis())),
+            ("past timeoutMs to stop and score a run", format!("{} ms", self.timeout_grace.as_millis())),
+            ("a regular expression's length", format!("{MAX_PATTERN_LEN} characters")),
+            ("nesting of YAML frontmatter", format!("{MAX_NESTING} levels")),
+        ];
+        let mut out = String::from("Limits on the model's tool calls and the run:\n");
+        for (what, value) in lines {
+            out.push_str(&format!("  {what:<48}{value}\n"));
+        }
+        out
+    }
+}
+
+/// A byte count as people read it: `32 MiB`, `256 KiB`, `100 bytes`.
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
+}
+
 /// A number of seconds from outside (an environment value, a header, a
 /// server's JSON) as a [`Duration`], `None` when it is not a finite,
 /// non-negative number. Values past `cap` are clamped to `cap`, so that no
@@ -217,6 +248,15 @@ impl Limits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn help_lists_every_cap_with_its_value() {
+        let help = Limits::default().tool_call_help();
+        assert!(help.contains("one write (write_file, append_content, memory)"), "{help}");
+        assert!(help.contains(" 4 MiB\n") && help.contains(" 256 KiB\n") && help.contains(" 1000 ms\n"), "{help}");
+        assert_eq!(size(100), "100 bytes");
+        assert_eq!(size(1536), "1536 bytes");
+    }
 
     #[test]
     fn outside_seconds_never_overflow() {

@@ -41,7 +41,10 @@ enum Command {
     /// transcript per run, prints the summary and the regression check against
     /// <baselines>/<provider>-<model>.json. Ctrl-C saves what finished (resume
     /// with --resume RUN_ID).
-    #[command(after_long_help = vaultbench::limits::Limits::from_env().unwrap_or_default().model_server_help())]
+    #[command(after_long_help = {
+        let limits = vaultbench::limits::Limits::from_env().unwrap_or_default();
+        format!("{}\n{}", limits.model_server_help(), limits.tool_call_help())
+    })]
     Run(Box<RunArgs>),
     /// Join the results of `run --shard I/N` into one result.
     Merge {

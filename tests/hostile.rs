@@ -408,3 +408,14 @@ fn the_vaults_of_a_killed_sweep_are_removed_by_the_next_command() {
     rest.sort();
     assert_eq!(rest, ["vaultbench-file", "vaultbench-unrelated"]);
 }
+
+#[test]
+fn run_help_lists_the_limits() {
+    let out = vaultbench(&["run", "--help"], Path::new("."));
+    let text = stdout(&out);
+    assert!(text.contains("Limits on the model's tool calls and the run:"), "{text}");
+    for line in ["the whole conversation", "one tool answer fed back to the model", "past timeoutMs to stop and score"]
+    {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+}
