@@ -13,13 +13,15 @@
 #       catastrophic patterns ((a+)+$, (a|a)*b) in find_files_by_content, a task
 #       regex matcher, a fileMatches assertion, and `rescore` of a result whose recorded answer meets one
 #   giant-write big-write many-reads many-searches deep-args
-#       an OpenAI-compatible loopback model: one 200 MB (and one 6 MB) write_file, 300 reads of
-#       a 2 MB note in one reply, 10,000 searches in one reply, deeply nested arguments
+#       an OpenAI-compatible loopback model: one 200 MB (and one 3 MB) write_file, 300 reads of
+#       a 2 MB note in one reply, 10,000 searches in one reply, deeply nested arguments,
+#       and `mixed`: 8 tasks of all of it at once (JOBS=8 runs them together)
 #
 # For each: exit status, peak RSS (/usr/bin/time -v), wall time, the bytes
 # written under the results folder and the temporary vaults left behind in
-# the scenario's own TMPDIR. Every task has timeoutMs = 3000; a scenario is
-# stopped after LIMIT seconds (default 300).
+# the scenario's own TMPDIR. Tasks have timeoutMs = 3000 (60000 where a
+# transfer takes seconds); a scenario is stopped after LIMIT seconds (default
+# 300). JOBS (default 1, as for any local server) sets --jobs of the model scenarios.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -32,7 +34,7 @@ trap 'if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null; fi; rm -rf "
 python3 benches/hostile_model.py suite "$WORK"
 
 ALL=(yaml-update yaml-assert yaml-session yaml-skill yaml-publish regex-tool regex-matcher regex-assertion rescore
-    giant-write big-write many-reads many-searches deep-args)
+    giant-write big-write many-reads many-searches deep-args mixed)
 SCENARIOS=("$@")
 [ ${#SCENARIOS[@]} -eq 0 ] && SCENARIOS=("${ALL[@]}")
 
@@ -55,12 +57,13 @@ r["tasks"][0]["runs"][0]["response_text"] = "a" * 30
 json.dump(r, open(sys.argv[1], "w"), indent=2)
 PY
             cmd=("$BIN" rescore "$result") ;;
-        giant-write | big-write | many-reads | many-searches | deep-args)
+        giant-write | big-write | many-reads | many-searches | deep-args | mixed)
             python3 benches/hostile_model.py serve "$s" "$WORK/port-$s" &
             SERVER_PID=$!
             for _ in $(seq 600); do [ -s "$WORK/port-$s" ] && break; sleep 0.1; done
             env_args+=(OPENAI_BASE_URL="http://127.0.0.1:$(cat "$WORK/port-$s")/v1")
-            cmd=("$BIN" run --suite "$dir/evals" --results "$dir/evals/results" --provider openai --model hostile) ;;
+            cmd=("$BIN" run --suite "$dir/evals" --results "$dir/evals/results" --provider openai --model hostile
+                --jobs "${JOBS:-1}") ;;
         *)
             cmd=("$BIN" run --suite "$dir/evals" --results "$dir/evals/results" --provider reference) ;;
     esac

@@ -8,10 +8,12 @@
 
 Modes (the first reply of each run; every later reply is the final answer):
   giant-write    one write_file of 200 MB
-  big-write      one write_file of 6 MB
+  big-write      one write_file of 3 MB (over the write cap, under the conversation cap)
   many-reads     300 read_file calls of the same 2 MB note in one reply
   many-searches  10,000 find_files_by_content calls in one reply
   deep-args      update_frontmatter with a value nested as deep as JSON parsers allow
+  mixed          a 3 MB write_file, then 300 reads of a 2 MB note, then 100 reads of a
+                 200 KB note, then more of the same until the run ends (the suite has 8 tasks)
 
 benches/hostile.sh drives it; see there for what is measured.
 """
@@ -126,18 +128,33 @@ def suite(root):
     big = {"f/big.md": ("x" * 99 + "\n") * 20000, "f/plain.md": "plain\n"}
     for mode in ("big-write", "many-reads", "many-searches", "deep-args"):
         scenario(mode, {mode: task(mode)}, big)
+    mixed = dict(big)
+    mixed["f/mid.md"] = ("z" * 99 + "\n") * 2000
+    scenario("mixed", {f"mixed-{i}": task(f"mixed-{i}", timeoutMs=60000, maxTurns=8) for i in range(8)}, mixed)
     # Sending 200 MB over loopback takes seconds of its own.
     scenario("giant-write", {"giant-write": task("giant-write", timeoutMs=60000)}, big)
 
 
-def first_reply(mode):
+def first_reply(mode, turn=0):
     def call(i, name, args):
         return {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+    def reads(note, n):
+        return [call(i, "read_file", {"path": "eval-scratch/" + "./" * i + note}) for i in range(n)]
+
+    if mode == "mixed":
+        if turn % 3 == 0:
+            calls = [call(0, "write_file", {"path": f"eval-scratch/w{turn}.md", "content": "y" * (3 * 1024 * 1024)})]
+        elif turn % 3 == 1:
+            calls = reads("big.md", 300)
+        else:
+            calls = reads("mid.md", 100)
+        return {"role": "assistant", "content": None, "tool_calls": calls}
 
     if mode == "giant-write":
         calls = [call(0, "write_file", {"path": "eval-scratch/huge.md", "content": "y" * (200 * 1024 * 1024)})]
     elif mode == "big-write":
-        calls = [call(0, "write_file", {"path": "eval-scratch/big-write.md", "content": "y" * (6 * 1024 * 1024)})]
+        calls = [call(0, "write_file", {"path": "eval-scratch/big-write.md", "content": "y" * (3 * 1024 * 1024)})]
     elif mode == "many-reads":
         # Spelled differently each time (`./` parts), so the loop detector does not stop them.
         calls = [call(i, "read_file", {"path": "eval-scratch/" + "./" * i + "big.md"}) for i in range(300)]
@@ -154,7 +171,7 @@ def first_reply(mode):
 
 
 def serve(mode, portfile):
-    first = json.dumps(first_reply(mode))
+    first = json.dumps(first_reply(mode)) if mode != "mixed" else None
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -164,7 +181,12 @@ def serve(mode, portfile):
             length = int(self.headers.get("content-length", "0"))
             request = json.loads(self.rfile.read(length))
             assistant_turns = sum(1 for m in request["messages"] if m["role"] == "assistant")
-            message = first if assistant_turns == 0 else json.dumps({"role": "assistant", "content": "done"})
+            if mode == "mixed":
+                message = json.dumps(first_reply(mode, assistant_turns))
+            elif assistant_turns == 0:
+                message = first
+            else:
+                message = json.dumps({"role": "assistant", "content": "done"})
             body = (
                 '{"id":"x","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":'
                 + message

@@ -76,10 +76,14 @@ pub struct Limits {
     /// Most bytes of one file a read tool returns.
     pub max_read_bytes: u64,
     /// Most bytes one write (`write_file`, `append_content`, memory) may add.
+    /// A megabyte is already a long book; a larger write is a model gone wrong.
     pub max_write_bytes: u64,
     /// Most bytes of one tool result fed back to the model.
     pub max_tool_result_bytes: usize,
-    /// Most bytes of the whole conversation sent to the model in one call.
+    /// Most bytes of the whole conversation sent to the model in one call:
+    /// about a million tokens, the largest context window of the hosted
+    /// models we run, so no real run comes near it. With the caps above it
+    /// bounds a run's memory: eight hostile runs at once stay under 512 MB.
     pub max_conversation_bytes: usize,
     /// How long past its `timeoutMs` a run may take to stop and be scored.
     pub timeout_grace: Duration,
@@ -111,9 +115,9 @@ impl Default for Limits {
             retry_max_delay: Duration::from_secs(60),
             retry_budget: Duration::from_secs(600),
             max_read_bytes: 2 * 1024 * 1024,
-            max_write_bytes: 4 * 1024 * 1024,
+            max_write_bytes: 1024 * 1024,
             max_tool_result_bytes: 256 * 1024,
-            max_conversation_bytes: 8 * 1024 * 1024,
+            max_conversation_bytes: 4 * 1024 * 1024,
             timeout_grace: Duration::from_secs(2),
             max_input_file_bytes: 256 * 1024 * 1024,
             regex_timeout: Duration::from_secs(1),
@@ -253,7 +257,7 @@ mod tests {
     fn help_lists_every_cap_with_its_value() {
         let help = Limits::default().tool_call_help();
         assert!(help.contains("one write (write_file, append_content, memory)"), "{help}");
-        assert!(help.contains(" 4 MiB\n") && help.contains(" 256 KiB\n") && help.contains(" 1000 ms\n"), "{help}");
+        assert!(help.contains(" 1 MiB\n") && help.contains(" 256 KiB\n") && help.contains(" 1000 ms\n"), "{help}");
         assert_eq!(size(100), "100 bytes");
         assert_eq!(size(1536), "1536 bytes");
     }
