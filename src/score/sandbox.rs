@@ -1,8 +1,8 @@
 //! Regex work under a deadline. A pattern from a model or a task can
 //! backtrack for longer than the universe will last (`(a+)+$` on thirty
 //! `a`s and a `!`), and `regress` has no step limit, no cancellation and no
-//! way to interrupt a match (its issue #140 asks for one; a pull request
-//! adding a limit was closed unmerged). Input-size bounds alone do not help:
+//! way to interrupt a match (a request for one is open upstream, #140, and a
+//! pull request adding a limit was closed unmerged). Input-size bounds alone do not help:
 //! the blow-up is exponential in a line of a few dozen characters.
 //!
 //! So the work runs where it can be stopped: in a worker process (this same
