@@ -174,10 +174,14 @@ fn fill(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 fn replace(path: &Path, contents: &mut impl Read) -> Result<()> {
     let dir = path.parent().expect("output files have a parent");
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".publish.")
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".publish.");
+    // A web server running as another user must read the site: the usual
+    // mode of a new file (0666 less the umask), not tempfile's private 0600.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp =
+        builder.tempfile_in(dir).with_context(|| format!("creating a temporary file in {}", dir.display()))?;
     std::io::copy(contents, &mut tmp).with_context(|| format!("writing {}", path.display()))?;
     tmp.persist(path).map_err(|e| e.error).with_context(|| format!("replacing {}", path.display()))?;
     Ok(())
@@ -225,6 +229,22 @@ mod tests {
         let s = write(&out, &[file("a.html", "A2")]).unwrap();
         assert_eq!(s.unchanged, 1);
         check_target(&out, &[]).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn written_files_get_the_mode_of_any_new_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::File::create(&plain).unwrap();
+        let out = dir.path().join("site");
+        write(&out, &[file("a.html", "A"), file("g/b.html", "B")]).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&out.join("a.html")), mode(&plain));
+        assert_eq!(mode(&out.join("g/b.html")), mode(&plain));
+        // Readable by others under the usual umask (022): what a web server needs.
+        assert_ne!(mode(&plain) & 0o004, 0, "this test needs a umask that lets others read");
     }
 
     #[test]
