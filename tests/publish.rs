@@ -79,7 +79,7 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
     let matrix = read(dir.path(), "matrix.html");
     assert_eq!(matrix.matches("<tr><td><code>").count(), 54);
     // The chart is inline SVG with a bar group per model.
-    assert_eq!(results.matches("<svg").count(), 1);
+    assert_eq!(results.matches("<figure class=\"chart\"> <svg").count(), 1);
     assert_eq!(results.matches("<g>").count(), 2);
 }
 
@@ -239,7 +239,8 @@ fn a_fresh_clone_publishes_with_no_baselines_and_no_config() {
     }
     // Navigation links every docs page and the generated ones.
     let index = read(dir.path(), "index.html");
-    for href in ["/evals.html", "/tools.html", "/results.html", "/matrix.html", "/tasks.html"] {
+    // Relative links, so the site works under any base path and from disk.
+    for href in ["evals.html", "tools.html", "results.html", "matrix.html", "tasks.html", "static/style.css"] {
         assert!(index.contains(&format!("href=\"{href}\"")), "{href} in the navigation");
     }
     assert!(index.contains("<title>vaultbench</title>"), "{index}");
@@ -286,43 +287,139 @@ fn a_template_error_in_a_page_fails_the_build_naming_the_page_and_line() {
     assert!(err.contains(&format!("{}:6:", Path::new("docs").join("index.md").display())), "{err}");
 }
 
+/// `html` without code blocks and code spans (code may show any syntax).
+fn outside_code(html: &str) -> String {
+    let mut text = html.to_string();
+    for (open, close) in [("<pre", "</pre>"), ("<code", "</code>")] {
+        let mut out = String::new();
+        let mut rest = text.as_str();
+        while let Some(start) = rest.find(open) {
+            out.push_str(&rest[..start]);
+            rest = rest[start..].find(close).map_or("", |end| &rest[start + end + close.len()..]);
+        }
+        out.push_str(rest);
+        text = out;
+    }
+    text
+}
+
 #[test]
-fn the_upstream_docs_corpus_builds_and_unknown_constructs_pass_through() {
+fn the_upstream_vitepress_corpus_publishes_with_no_vitepress_syntax_left() {
     let Some(up) = upstream() else { return };
     let dir = project();
     let docs = up.join("docs");
     let baselines = up.join("baselines");
-    let out = vaultbench(
-        &[
-            "publish",
-            "--docs",
-            docs.to_str().unwrap(),
-            "--baselines",
-            baselines.to_str().unwrap(),
-            "--suite",
-            up.to_str().unwrap(),
-        ],
-        dir.path(),
-    );
+    let args = ["publish", "--docs", docs.to_str().unwrap(), "--baselines", baselines.to_str().unwrap()];
+    let out = vaultbench(&[&args[..], &["--suite", up.to_str().unwrap()]].concat(), dir.path());
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
-    let pages = walkdir::WalkDir::new(dir.path().join("site"))
-        .into_iter()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "html"));
-    // 32 pages, 3 generated pages and 2 baseline pages.
-    assert_eq!(pages.count(), 37);
-    // VitePress containers stay as text, Vue blocks as HTML, placeholders in code as written.
+    let err = stderr(&out);
+    let site = dir.path().join("site");
+    let mut pages = Vec::new();
+    for entry in walkdir::WalkDir::new(&site) {
+        let path = entry.unwrap().path().to_path_buf();
+        if path.extension().is_some_and(|x| x == "html") {
+            pages.push(path.strip_prefix(&site).unwrap().to_string_lossy().into_owned());
+        }
+    }
+    // 32 pages, 3 generated pages, 2 baseline pages and the 404 page.
+    assert_eq!(pages.len(), 38, "{pages:?}");
+
+    // Every Markdown page: no container markers, Vue blocks or bindings left.
+    let mut fences = 0;
+    let mut tagged = 0;
+    let mut coloured = 0;
+    for entry in walkdir::WalkDir::new(&docs) {
+        let md = entry.unwrap().path().to_path_buf();
+        if md.extension().is_none_or(|x| x != "md") {
+            continue;
+        }
+        let rel = md.strip_prefix(&docs).unwrap().to_string_lossy().replace(".md", ".html");
+        let html = read(dir.path(), &rel);
+        let text = outside_code(&html);
+        for literal in [":::", "<script setup", "v-if=", "v-for=", "v-else", ":key=", ":id=", "{{", "[!NOTE]", "[!TIP]"] {
+            assert!(!text.contains(literal), "{rel} still shows `{literal}`");
+        }
+        let body = &text[text.find("<body>").unwrap()..];
+        assert!(!body.contains("<style"), "{rel}: page styles belong in <head>");
+        // Every fenced block went through the highlighter: wrapped, and
+        // coloured when it names a language with a grammar.
+        let source = std::fs::read_to_string(&md).unwrap();
+        for event in pulldown_cmark::Parser::new(&source) {
+            if let pulldown_cmark::Event::Start(pulldown_cmark::Tag::CodeBlock(kind)) = event {
+                fences += 1;
+                if matches!(kind, pulldown_cmark::CodeBlockKind::Fenced(info) if !info.trim().is_empty()) {
+                    tagged += 1;
+                }
+            }
+        }
+        assert_eq!(html.matches("<pre>").count(), html.matches("<div class=\"code").count(), "{rel}");
+        for block in html.split("<div class=\"code").skip(1) {
+            let head = &block[..block.find('>').unwrap()];
+            let code = &block[..block.find("</pre>").unwrap()];
+            if let Some(lang) = head.split("data-lang=\"").nth(1).map(|l| &l[..l.find('"').unwrap()]) {
+                if lang != "text" {
+                    assert!(head.starts_with(" highlighted\""), "{rel}: a `{lang}` block is not highlighted");
+                    coloured += usize::from(code.contains("<span class=\"hl-"));
+                }
+            }
+        }
+    }
+    // Most blocks have tokens to colour (prose-only Markdown blocks have none).
+    assert!(coloured >= 60, "{coloured} coloured blocks");
+    assert!(fences >= 171, "the corpus's code blocks: {fences}");
+    let all_html: String = pages.iter().map(|p| read(dir.path(), p)).collect();
+    assert_eq!(all_html.matches("<div class=\"code").count(), fences);
+    assert_eq!(all_html.matches("\" data-lang=\"").count(), tagged);
+    assert!(!err.contains("no syntax highlighting"), "every language of the corpus has a grammar: {err}");
+
+    // Containers are callouts, with their titles.
     let mcp = read(dir.path(), "guide/mcp-servers.html");
-    assert!(mcp.contains("::: tip"), "container text");
+    assert_eq!(mcp.matches("<div class=\"callout callout-tip\" role=\"note\"><p class=\"callout-title\">Tip</p>").count(), 4);
+    assert_eq!(mcp.matches("class=\"callout callout-warning\"").count(), 1);
+    let hooks = read(dir.path(), "guide/lifecycle-hooks.html");
+    assert!(hooks.contains("<p class=\"callout-title\">Opt-in</p>"), "custom title");
+    // The Vue-driven results table is left out with a notice and a warning
+    // naming the file and line; its scoped style moved to the head.
     let evals = read(dir.path(), "reference/evals.html");
-    assert!(evals.contains("<script setup>"), "script block");
-    assert!(evals.contains("{{ r.model }}"), "Vue interpolation passes through");
+    assert!(evals.contains("vue-omitted"), "notice");
+    assert!(err.contains("reference/evals.md:176: a Vue template"), "{err}");
+    assert!(evals[..evals.find("</head>").unwrap()].contains(".evals-results"), "page style in the head");
+    // Placeholders in code are shown as written.
     let prompts = read(dir.path(), "guide/selection-prompts.html");
     assert!(prompts.contains("<code>{{selection}}</code>"), "placeholder in code");
+    // VitePress heading slugs still lead somewhere.
+    assert!(!err.contains("faq.md:78"), "{err}");
     let writing = read(dir.path(), "guide/ai-writing.html");
     assert!(writing.contains("id=\"how-to-use-explain\""), "explicit heading id");
-    // Frontmatter is read, not rendered.
+
+    // The home layout: hero and feature cards from the frontmatter, links resolved.
     let index = read(dir.path(), "index.html");
     assert!(!index.contains("layout: home"), "frontmatter is not rendered");
+    assert!(index.contains("<h1 class=\"hero-name\">Gemini Scribe</h1>"), "{index}");
+    assert!(index.contains("href=\"guide/getting-started.html\">Get started</a>"), "{index}");
+    assert_eq!(index.matches("<li class=\"feature\">").count(), 9);
+
+    // The folders are the sidebar's sections, each listing its own pages.
+    let sidebar = |html: &str| {
+        let start = html.find("<nav class=\"sidebar\"").unwrap();
+        html[start..start + html[start..].find("</nav>").unwrap()].to_string()
+    };
+    let nav = sidebar(&index);
+    let sections: Vec<String> = nav
+        .split("<p class=\"nav-title\">")
+        .skip(1)
+        .map(|s| s[..s.find('<').unwrap()].to_string())
+        .collect();
+    assert_eq!(sections, ["vaultbench", "Contributing", "Guide", "Reference", "Results"]);
+    for (section, count) in [("Contributing", 6), ("Guide", 19), ("Reference", 5)] {
+        let part = nav.split(&format!("<p class=\"nav-title\">{section}</p>")).nth(1).unwrap();
+        let part = &part[..part.find("</ul>").unwrap()];
+        assert_eq!(part.matches("<li>").count(), count, "{section}");
+        let folder = section.to_lowercase();
+        assert_eq!(part.matches(&format!("href=\"{folder}/")).count(), count, "{section} lists its own folder");
+    }
+    let getting_started = read(dir.path(), "guide/getting-started.html");
+    assert!(sidebar(&getting_started).contains("href=\"../guide/getting-started.html\" aria-current=\"page\""));
 }
 
 /// HTML attribute text with its character references decoded (Tera writes

@@ -27,6 +27,49 @@ pub struct Page {
     pub title: Option<String>,
     /// `order` from the frontmatter: position in the navigation (lower first).
     pub order: Option<i64>,
+    /// `description`: the meta description and Open Graph description.
+    pub description: Option<String>,
+    /// `layout`: `home` gives the VitePress home page (hero and features).
+    pub layout: Option<String>,
+    /// `outline`: which headings the "On this page" outline lists.
+    pub outline: Outline,
+    /// `editLink: false` hides the "Edit this page" link.
+    pub edit_link: bool,
+    /// `lastUpdated: false` hides the "Last updated" date.
+    pub last_updated: bool,
+    /// Every frontmatter field, for templates (`page.meta.hero`...).
+    pub meta: serde_json::Map<String, Value>,
+}
+
+/// The `outline` frontmatter field, as VitePress reads it: `false`, a level
+/// (`2`), a range (`[2, 4]`) or `deep` (levels 2 to 6). Absent: 2 and 3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outline {
+    Hidden,
+    Levels(u8, u8),
+}
+
+impl Default for Outline {
+    fn default() -> Self {
+        Outline::Levels(2, 3)
+    }
+}
+
+impl Outline {
+    fn from_value(v: &Value) -> Result<Outline, String> {
+        let level = |v: &Value| v.as_u64().filter(|n| (1..=6).contains(n)).map(|n| n as u8);
+        match v {
+            Value::Bool(false) => Ok(Outline::Hidden),
+            Value::Null | Value::Bool(true) => Ok(Outline::default()),
+            Value::String(s) if s == "deep" => Ok(Outline::Levels(2, 6)),
+            Value::Number(_) => level(v).map(|n| Outline::Levels(n, n)).ok_or_else(|| format!("{v} is not a heading level 1 to 6")),
+            Value::Array(a) if a.len() == 2 => match (level(&a[0]), level(&a[1])) {
+                (Some(lo), Some(hi)) if lo <= hi => Ok(Outline::Levels(lo, hi)),
+                _ => Err(format!("{v} is not a range of heading levels such as [2, 3]")),
+            },
+            other => Err(format!("{other} is not one of false, a level (2), a range ([2, 3]) or \"deep\"")),
+        }
+    }
 }
 
 /// A file copied to the site unchanged.
@@ -103,17 +146,39 @@ fn load_page(file: &Path, rel: String) -> Result<Page> {
 pub fn page_from_text(file: &Path, rel: String, text: &str) -> Result<Page> {
     let out = format!("{}.html", rel.strip_suffix(".md").unwrap_or(&rel));
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let (mut title, mut order, mut body) = (None, None, text.to_string());
+    let mut page = Page {
+        rel,
+        out,
+        file: file.to_path_buf(),
+        body: text.to_string(),
+        title: None,
+        order: None,
+        description: None,
+        layout: None,
+        outline: Outline::default(),
+        edit_link: true,
+        last_updated: true,
+        meta: serde_json::Map::new(),
+    };
     if let Some(yaml) = frontmatter::block(text) {
         let fields = frontmatter::parse(text)
             .map_err(|e| anyhow::anyhow!("{}: {e} (fix the YAML between the `---` lines at the top)", file.display()))?
             .unwrap_or_default();
-        title = match fields.get("title") {
+        let text_field = |key: &str| match fields.get(key) {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
             Some(other) => Some(other.to_string()),
         };
-        order = match fields.get("order") {
+        page.title = text_field("title");
+        page.description = text_field("description");
+        page.layout = text_field("layout");
+        if let Some(v) = fields.get("outline") {
+            page.outline = Outline::from_value(v)
+                .map_err(|e| anyhow::anyhow!("{}: frontmatter `outline`: {e}", file.display()))?;
+        }
+        page.edit_link = fields.get("editLink") != Some(&Value::Bool(false));
+        page.last_updated = fields.get("lastUpdated") != Some(&Value::Bool(false));
+        page.order = match fields.get("order") {
             None | Some(Value::Null) => None,
             Some(Value::Number(n)) if n.is_i64() => n.as_i64(),
             Some(other) => bail!("{}: frontmatter `order` is {other}: it must be a whole number", file.display()),
@@ -122,9 +187,10 @@ pub fn page_from_text(file: &Path, rel: String, text: &str) -> Result<Page> {
         let end = yaml.as_ptr() as usize - text.as_ptr() as usize + yaml.len();
         let closing = text[end..].find('\n').map_or(text.len(), |i| end + i);
         let lines = text[..closing].matches('\n').count();
-        body = "\n".repeat(lines) + &text[closing..];
+        page.body = "\n".repeat(lines) + &text[closing..];
+        page.meta = fields;
     }
-    Ok(Page { rel, out, file: file.to_path_buf(), body, title, order })
+    Ok(page)
 }
 
 #[cfg(test)]
@@ -155,6 +221,23 @@ mod tests {
         assert!(e.to_string().contains("d/z.md") && e.to_string().contains("YAML"), "{e}");
         let e = page_from_text(Path::new("d/z.md"), "z.md".into(), "---\norder: first\n---\n").unwrap_err();
         assert!(e.to_string().contains("order"), "{e}");
+        let e = page_from_text(Path::new("d/z.md"), "z.md".into(), "---\noutline: [4, 2]\n---\n").unwrap_err();
+        assert!(e.to_string().contains("outline"), "{e}");
+    }
+
+    #[test]
+    fn vitepress_fields_are_read() {
+        let text = "---\ndescription: About it\nlayout: home\noutline: deep\neditLink: false\nhero:\n  name: X\n---\n";
+        let p = page_from_text(Path::new("d/x.md"), "x.md".into(), text).unwrap();
+        assert_eq!(p.description.as_deref(), Some("About it"));
+        assert_eq!(p.layout.as_deref(), Some("home"));
+        assert_eq!(p.outline, Outline::Levels(2, 6));
+        assert!(!p.edit_link && p.last_updated);
+        assert_eq!(p.meta["hero"]["name"], "X");
+        for (v, want) in [("false", Outline::Hidden), ("3", Outline::Levels(3, 3)), ("[2, 4]", Outline::Levels(2, 4))] {
+            let p = page_from_text(Path::new("d/x.md"), "x.md".into(), &format!("---\noutline: {v}\n---\n")).unwrap();
+            assert_eq!(p.outline, want, "{v}");
+        }
     }
 
     #[test]

@@ -4,11 +4,18 @@
 //! checked to exist. A link that leads nowhere is reported (a warning, or an
 //! error with `--strict`, decided by the caller).
 //!
+//! Every internal link is written relative to the page it is on, so the
+//! built site works under any base path and opened from disk (`file://`).
+//! The URL scheme lives here too: a page's logical path (`guide/x.html`),
+//! where it is written (`guide/x/index.html` with clean URLs) and how it is
+//! linked (`guide/x/`).
+//!
 //! External links (`https:`, `mailto:`, `//host`) are left alone. Anchors are
 //! checked once every page is rendered (`Resolved::anchor`).
 //!
 //! Every URL the site generates from a name it does not control (a baseline's
-//! file name, a docs page's path) is built by [`href`], and nowhere else.
+//! file name, a docs page's path) is built by [`href`], and nowhere else
+//! (templates reach it through the `url` filter).
 
 use std::collections::HashSet;
 
@@ -32,7 +39,12 @@ pub fn href(rel: &str) -> String {
         .filter(|s| !s.is_empty() && *s != ".")
         .map(|s| utf8_percent_encode(s, SEGMENT).to_string())
         .collect();
-    if segments.is_empty() { "./".to_string() } else { segments.join("/") }
+    if segments.is_empty() {
+        return "./".to_string();
+    }
+    // A folder link (`guide/`, clean URLs) keeps its final `/`.
+    let slash = if rel.ends_with('/') { "/" } else { "" };
+    format!("{}{slash}", segments.join("/"))
 }
 
 /// What exists on the site, for resolving links.
@@ -44,6 +56,8 @@ pub struct SiteIndex {
     pub outputs: HashSet<String>,
     /// The site's base path (`/` or `/sub/`), for absolute links.
     pub base_path: String,
+    /// Pages are folders (`guide/x/`).
+    pub clean_urls: bool,
 }
 
 /// A resolved internal link.
@@ -94,27 +108,59 @@ pub fn resolve(from: &str, dest: &str, index: &SiteIndex) -> Result<Resolved, St
     } else {
         Vec::new()
     };
-    if let Some(page) = candidates.iter().find(|c| index.pages.contains(*c)) {
-        let html = format!("{}.html", page.strip_suffix(".md").expect("candidates end in .md"));
-        // Relative links stay relative to the page; absolute ones get the base path.
-        let target =
-            if absolute { format!("{}{}", index.base_path, href(&html)) } else { href(&relative_from(from, &html)) };
-        let mut rewritten = target;
+    let from_out = output_path(&page_html(from), index.clean_urls);
+    let link_to = |target: &str| {
+        let mut rewritten = href(&relative_from(&from_out, &href_path(target, index.clean_urls)));
         if let Some(q) = query {
             rewritten = format!("{rewritten}?{q}");
         }
         if let Some(f) = fragment {
             rewritten = format!("{rewritten}#{f}");
         }
-        return Ok(Resolved { rewritten: Some(rewritten), anchor: anchor_of(page) });
+        rewritten
+    };
+    if let Some(page) = candidates.iter().find(|c| index.pages.contains(*c)) {
+        return Ok(Resolved { rewritten: Some(link_to(&page_html(page))), anchor: anchor_of(page) });
     }
     if !candidates.is_empty() {
         return Err(format!("`{dest}`: there is no page {} in the docs folder", candidates[0]));
     }
     if index.outputs.contains(&joined) {
-        return Ok(keep);
+        return Ok(Resolved { rewritten: Some(link_to(&joined)), anchor: None });
     }
     Err(format!("`{dest}`: nothing is published at {joined}"))
+}
+
+/// The logical output of a docs page: `guide/x.md` -> `guide/x.html`.
+pub fn page_html(rel: &str) -> String {
+    format!("{}.html", rel.strip_suffix(".md").unwrap_or(rel))
+}
+
+/// Where a logical path is written: with clean URLs, `guide/x.html` goes
+/// to `guide/x/index.html` (an `index.html` stays where it is).
+pub fn output_path(logical: &str, clean_urls: bool) -> String {
+    match logical.strip_suffix(".html") {
+        Some(stem) if clean_urls && !(stem == "index" || stem.ends_with("/index")) => format!("{stem}/index.html"),
+        _ => logical.to_string(),
+    }
+}
+
+/// How a logical path is linked, from the site root: with clean URLs,
+/// `guide/x.html` is `guide/x/` and `guide/index.html` is `guide/`.
+pub fn href_path(logical: &str, clean_urls: bool) -> String {
+    if !clean_urls {
+        return logical.to_string();
+    }
+    match logical.strip_suffix(".html") {
+        Some("index") => String::new(),
+        Some(stem) => format!("{}/", stem.strip_suffix("/index").unwrap_or(stem)),
+        None => logical.to_string(),
+    }
+}
+
+/// The way up from a written file to the site root: `` or `../../`.
+pub fn root_of(out: &str) -> String {
+    "../".repeat(out.matches('/').count())
 }
 
 fn is_external(dest: &str) -> bool {
@@ -157,14 +203,17 @@ fn normalize(dir: &str, rel: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// The relative link from the page at `from` (docs-relative) to the output `to`.
-fn relative_from(from: &str, to: &str) -> String {
+/// The relative link from the file written at `from` to `to` (both from
+/// the site root; `to` may be a folder, `guide/`, or the root, ``).
+pub fn relative_from(from: &str, to: &str) -> String {
     let from_dirs: Vec<&str> = from.split('/').collect::<Vec<_>>()[..from.matches('/').count()].to_vec();
-    let to_parts: Vec<&str> = to.split('/').collect();
-    let common = from_dirs.iter().zip(&to_parts).take_while(|(a, b)| a == b).count();
+    let to_parts: Vec<&str> = if to.is_empty() { vec![""] } else { to.split('/').collect() };
+    let common = from_dirs.iter().zip(&to_parts[..to_parts.len() - 1]).take_while(|(a, b)| a == b).count();
     let mut out: Vec<&str> = vec![".."; from_dirs.len() - common];
     out.extend(&to_parts[common..]);
-    out.join("/")
+    let link = out.join("/");
+    // The page's own folder: `./`, never an empty link (which is the page itself).
+    if link.is_empty() { "./".into() } else { link }
 }
 
 #[cfg(test)]
@@ -176,6 +225,7 @@ mod tests {
             pages: ["index.md", "evals.md", "guide/setup.md", "guide/index.md"].map(String::from).into(),
             outputs: ["results.html", "img/logo.png", "static/style.css"].map(String::from).into(),
             base_path: "/sub/".into(),
+            clean_urls: false,
         }
     }
 
@@ -190,9 +240,30 @@ mod tests {
         assert_eq!(rewritten("guide/setup.md", "../evals.md"), "../evals.html");
         assert_eq!(rewritten("guide/setup.md", "../guide/index.md"), "index.html");
         assert_eq!(rewritten("guide/setup.md", "./"), "index.html");
-        assert_eq!(rewritten("evals.md", "/guide/setup"), "/sub/guide/setup.html");
-        assert_eq!(rewritten("evals.md", "/sub/guide/"), "/sub/guide/index.html");
+        assert_eq!(rewritten("evals.md", "/guide/setup"), "guide/setup.html");
+        assert_eq!(rewritten("guide/setup.md", "/sub/guide/"), "index.html");
+        assert_eq!(rewritten("guide/setup.md", "/evals"), "../evals.html");
         assert_eq!(rewritten("evals.md", "guide"), "guide/index.html");
+        assert_eq!(rewritten("guide/setup.md", "/img/logo.png"), "../img/logo.png");
+    }
+
+    #[test]
+    fn clean_urls_link_folders_relative_to_where_pages_are_written() {
+        let index = SiteIndex { clean_urls: true, ..index() };
+        let rewritten = |from: &str, dest: &str| resolve(from, dest, &index).unwrap().rewritten.unwrap();
+        assert_eq!(rewritten("index.md", "guide/setup.md#a"), "guide/setup/#a");
+        assert_eq!(rewritten("guide/setup.md", "../evals.md"), "../../evals/");
+        assert_eq!(rewritten("guide/setup.md", "index.md"), "../");
+        assert_eq!(rewritten("guide/index.md", "../index.md"), "../");
+        assert_eq!(rewritten("evals.md", "results.html"), "../results/");
+        assert_eq!(rewritten("guide/setup.md", "../img/logo.png"), "../../img/logo.png");
+        assert_eq!(rewritten("index.md", "evals.md"), "evals/");
+        assert_eq!(output_path("guide/setup.html", true), "guide/setup/index.html");
+        assert_eq!(output_path("guide/index.html", true), "guide/index.html");
+        assert_eq!(output_path("static/style.css", true), "static/style.css");
+        assert_eq!(href_path("index.html", true), "");
+        assert_eq!(relative_from("index.html", ""), "./");
+        assert_eq!(root_of("guide/setup/index.html"), "../../");
     }
 
     #[test]
@@ -204,6 +275,8 @@ mod tests {
         assert_eq!(href("//host/x"), "host/x");
         assert_eq!(href("../guide/é.html"), "../guide/%C3%A9.html");
         assert_eq!(href(""), "./");
+        assert_eq!(href("guide/a b/"), "guide/a%20b/");
+        assert_eq!(href("../"), "../");
         for name in ["javascript:x", "data:text/html,x", "vbscript:x", "JaVaScRiPt:x", "\u{0}:x", " javascript:x"] {
             let h = href(name);
             assert!(!h.contains(':') && !h.starts_with('/'), "{name} -> {h}");
@@ -216,13 +289,17 @@ mod tests {
             pages: ["index.md", "javascript:alert(1).md", "g/a b#c.md"].map(String::from).into(),
             outputs: HashSet::new(),
             base_path: "/".into(),
+            clean_urls: false,
         };
         let r = resolve("index.md", "./javascript:alert(1).md", &index).unwrap();
         assert_eq!(r.rewritten.as_deref(), Some("javascript%3Aalert%281%29.html"));
         let r = resolve("index.md", "g/a%20b%23c.md#top", &index).unwrap();
         assert_eq!(r.rewritten.as_deref(), Some("g/a%20b%23c.html#top"));
         let r = resolve("g/x.md", "/javascript:alert(1).md", &index).unwrap();
-        assert_eq!(r.rewritten.as_deref(), Some("/javascript%3Aalert%281%29.html"));
+        assert_eq!(r.rewritten.as_deref(), Some("../javascript%3Aalert%281%29.html"));
+        let clean = SiteIndex { clean_urls: true, ..index };
+        let r = resolve("g/x.md", "/javascript:alert(1).md", &clean).unwrap();
+        assert_eq!(r.rewritten.as_deref(), Some("../../javascript%3Aalert%281%29/"));
     }
 
     #[test]
@@ -234,10 +311,12 @@ mod tests {
     }
 
     #[test]
-    fn external_assets_and_generated_pages_are_kept() {
-        for dest in ["https://x.org/a.md", "mailto:a@b.c", "//cdn/x.js", "results.html", "img/logo.png"] {
+    fn external_links_are_kept_and_internal_ones_checked() {
+        for dest in ["https://x.org/a.md", "mailto:a@b.c", "//cdn/x.js"] {
             assert_eq!(resolve("index.md", dest, &index()).unwrap().rewritten, None, "{dest}");
         }
+        assert_eq!(rewritten("index.md", "results.html"), "results.html");
+        assert_eq!(rewritten("guide/setup.md", "../img/logo.png"), "../img/logo.png");
     }
 
     #[test]

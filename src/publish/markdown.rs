@@ -1,9 +1,10 @@
 //! Markdown to HTML for docs pages, with pulldown-cmark: tables, footnotes,
 //! strikethrough, task lists and heading attributes (`## Title {#id}`).
 //! Every heading gets an id (its explicit `{#id}`, else a GitHub-style slug
-//! of its text) and a `#` anchor link; link and image destinations go through
-//! a caller-supplied rewrite so internal `.md` links point at the generated
-//! pages.
+//! of its text); link and image destinations go through a caller-supplied
+//! rewrite so internal `.md` links point at the generated pages; code blocks
+//! are highlighted at build time; GitHub alerts and VitePress containers
+//! become callouts.
 //!
 //! It also knows which parts of a page template processing must leave as
 //! written (`shield_for_templates`): code spans, code blocks, raw HTML blocks
@@ -13,10 +14,13 @@
 //!
 //! It does not resolve links (`publish::links`) or know about templates.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{BlockQuoteKind, CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
+
+use super::highlight;
+use super::vitepress::{CalloutKind, Container};
 
 /// The Markdown dialect of docs pages.
 pub fn options() -> Options {
@@ -25,6 +29,7 @@ pub fn options() -> Options {
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_GFM
 }
 
 /// Whether `text` contains anything Tera would act on.
@@ -85,21 +90,138 @@ pub struct Rendered {
     pub first_heading: Option<String>,
     /// Every heading id on the page, for anchor checks.
     pub anchors: HashSet<String>,
+    /// (byte offset in the text, message): problems the page should fix.
+    pub warnings: Vec<(usize, String)>,
+    /// The first paragraph's text, shortened: a description for pages
+    /// whose frontmatter gives none.
+    pub summary: Option<String>,
 }
 
-/// Render `text` (Markdown, frontmatter already removed). `rewrite_link`
-/// gets each link or image destination and its byte offset in `text`, and
-/// returns a replacement, or `None` to keep it.
-pub fn render(text: &str, rewrite_link: &mut dyn FnMut(&str, usize) -> Option<String>) -> Rendered {
+/// The longest summary, in characters.
+const SUMMARY_CHARS: usize = 160;
+
+/// `text` cut at a word boundary to at most `SUMMARY_CHARS` characters.
+fn shorten(text: &str) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() <= SUMMARY_CHARS {
+        return text;
+    }
+    let mut cut: String = text.chars().take(SUMMARY_CHARS - 1).collect();
+    if let Some(space) = cut.rfind(' ') {
+        cut.truncate(space);
+    }
+    cut.push('…');
+    cut
+}
+
+/// What a block quote turned out to be.
+enum Quote {
+    Plain,
+    /// A callout: its closing tag.
+    Callout(&'static str),
+}
+
+/// Render `text` (Markdown, frontmatter already removed). `containers` are
+/// the VitePress containers found by `publish::vitepress`, by the line of
+/// their opening block quote. `rewrite_link` gets each link or image
+/// destination and its byte offset in `text`, and returns a replacement, or
+/// `None` to keep it.
+///
+/// Headings get ids (the `#` links are added by `publish::html` on the
+/// whole page), code blocks are highlighted (`publish::highlight`), block
+/// quotes that are containers or GitHub alerts (`> [!NOTE]`) become callouts.
+pub fn render(
+    text: &str,
+    containers: &HashMap<usize, Container>,
+    rewrite_link: &mut dyn FnMut(&str, usize) -> Option<String>,
+) -> Rendered {
     let mut events: Vec<Event> = Vec::new();
     let mut anchors = HashSet::new();
     let mut first_heading = None;
+    let mut warnings = Vec::new();
     // Headings are completed once their text is known: (index of the start event, explicit id).
     let mut open_heading: Option<usize> = None;
     let mut heading_text = String::new();
+    // The code block being read: (language, its text, offset).
+    let mut code: Option<(String, String, usize)> = None;
+    let mut unknown_languages: HashSet<String> = HashSet::new();
+    let mut quotes: Vec<Quote> = Vec::new();
+    // The first paragraph's text, while it is being read.
+    let mut summary: Option<String> = None;
+    let mut paragraph: Option<String> = None;
+    let line_starts: Vec<usize> = if containers.is_empty() {
+        Vec::new()
+    } else {
+        std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect()
+    };
 
     for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+        if let Some((lang, body, offset)) = &mut code {
+            match event {
+                Event::Text(t) => body.push_str(&t),
+                Event::End(TagEnd::CodeBlock) => {
+                    if !highlight::is_known(lang) && unknown_languages.insert(lang.clone()) {
+                        warnings.push((
+                            *offset,
+                            format!("no syntax highlighting for the code language `{lang}`; the block is shown plain"),
+                        ));
+                    }
+                    events.push(Event::Html(CowStr::from(code_block(lang, body))));
+                    code = None;
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match (&event, &mut paragraph) {
+            (Event::Start(Tag::Paragraph), None) if summary.is_none() => paragraph = Some(String::new()),
+            (Event::Text(t) | Event::Code(t), Some(p)) => p.push_str(t),
+            (Event::SoftBreak | Event::HardBreak, Some(p)) => p.push(' '),
+            (Event::End(TagEnd::Paragraph), Some(p)) => {
+                let text = shorten(p);
+                paragraph = None;
+                if !text.is_empty() {
+                    summary = Some(text);
+                }
+            }
+            _ => {}
+        }
         let event = match event {
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let lang = match kind {
+                    CodeBlockKind::Fenced(info) => highlight::language(&info),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                code = Some((lang, String::new(), range.start));
+                continue;
+            }
+            Event::Start(Tag::BlockQuote(kind)) => {
+                let line = line_starts.partition_point(|&s| s <= range.start);
+                let (open, quote) = match (containers.get(&line), kind) {
+                    (Some(c), _) => callout_open(c.kind, &c.title, &c.name),
+                    (None, Some(alert)) => {
+                        let kind = match alert {
+                            BlockQuoteKind::Note => CalloutKind::Note,
+                            BlockQuoteKind::Tip => CalloutKind::Tip,
+                            BlockQuoteKind::Important => CalloutKind::Important,
+                            BlockQuoteKind::Warning => CalloutKind::Warning,
+                            BlockQuoteKind::Caution => CalloutKind::Caution,
+                        };
+                        callout_open(kind, kind.default_title(), "")
+                    }
+                    (None, None) => {
+                        quotes.push(Quote::Plain);
+                        events.push(Event::Start(Tag::BlockQuote(None)));
+                        continue;
+                    }
+                };
+                quotes.push(quote);
+                Event::Html(CowStr::from(open))
+            }
+            Event::End(TagEnd::BlockQuote(kind)) => match quotes.pop() {
+                Some(Quote::Callout(close)) => Event::Html(CowStr::from(close)),
+                _ => Event::End(TagEnd::BlockQuote(kind)),
+            },
             Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
                 let dest_url = rewrite_link(&dest_url, range.start).map(CowStr::from).unwrap_or(dest_url);
                 Event::Start(Tag::Link { link_type, dest_url, title, id })
@@ -120,21 +242,27 @@ pub fn render(text: &str, rewrite_link: &mut dyn FnMut(&str, usize) -> Option<St
             Event::End(TagEnd::Heading(level)) => {
                 if let Some(start) = open_heading.take() {
                     let title = heading_text.trim().to_string();
-                    let id = match &mut events[start] {
+                    let (id, explicit) = match &mut events[start] {
                         Event::Start(Tag::Heading { id, .. }) => {
+                            let explicit = id.is_some();
                             let chosen = match id.take() {
                                 Some(explicit) => explicit.to_string(),
                                 None => unique_slug(&title, &anchors),
                             };
                             *id = Some(CowStr::from(chosen.clone()));
-                            chosen
+                            (chosen, explicit)
                         }
                         _ => unreachable!("open_heading indexes a heading start"),
                     };
-                    events.push(Event::InlineHtml(CowStr::from(format!(
-                        " <a class=\"anchor\" href=\"#{}\" aria-hidden=\"true\">#</a>",
-                        escape_html(&id)
-                    ))));
+                    // Pages written for VitePress link to its slugs, which
+                    // differ from GitHub's on punctuation (`llama.cpp`):
+                    // the heading answers to both.
+                    let alias = vitepress_slug(&title);
+                    if !explicit && alias != id && !alias.is_empty() && !anchors.contains(&alias) {
+                        let span = format!("<span id=\"{}\"></span>", escape_html(&alias));
+                        events.insert(start + 1, Event::InlineHtml(CowStr::from(span)));
+                        anchors.insert(alias);
+                    }
                     anchors.insert(id);
                     if first_heading.is_none() && !title.is_empty() {
                         first_heading = Some(title);
@@ -148,7 +276,47 @@ pub fn render(text: &str, rewrite_link: &mut dyn FnMut(&str, usize) -> Option<St
     }
     let mut html = String::with_capacity(text.len() * 3 / 2);
     pulldown_cmark::html::push_html(&mut html, events.into_iter());
-    Rendered { html, first_heading, anchors }
+    Rendered { html, first_heading, anchors, warnings, summary }
+}
+
+/// The opening HTML of a callout and how it closes.
+fn callout_open(kind: CalloutKind, title: &str, name: &str) -> (String, Quote) {
+    let title = escape_html(title);
+    match kind {
+        CalloutKind::Details => (
+            format!("<details class=\"callout callout-details\"><summary>{title}</summary>\n"),
+            Quote::Callout("</details>\n"),
+        ),
+        CalloutKind::Plain => {
+            (format!("<div class=\"container-{}\">\n", escape_html(name)), Quote::Callout("</div>\n"))
+        }
+        _ => {
+            let heading =
+                if title.is_empty() { String::new() } else { format!("<p class=\"callout-title\">{title}</p>\n") };
+            (
+                format!("<div class=\"callout callout-{}\" role=\"note\">{heading}", kind.class()),
+                Quote::Callout("</div>\n"),
+            )
+        }
+    }
+}
+
+/// A code block: highlighted when its language has a grammar (class
+/// `highlighted`), escaped and plain otherwise. The stylesheet shows the
+/// language; the page script adds the copy button.
+pub fn code_block(lang: &str, code: &str) -> String {
+    let lang_attr = escape_html(lang);
+    let (class, body) = match highlight::highlight(lang, code) {
+        Some(html) => ("code highlighted", html),
+        None => ("code", escape_html(code)),
+    };
+    if lang.is_empty() {
+        format!("<div class=\"{class}\"><pre><code>{body}</code></pre></div>\n")
+    } else {
+        format!(
+            "<div class=\"{class}\" data-lang=\"{lang_attr}\"><pre><code class=\"language-{lang_attr}\">{body}</code></pre></div>\n"
+        )
+    }
 }
 
 /// GitHub's heading slug: lower case, letters, digits, `-` and `_` kept,
@@ -173,6 +341,25 @@ pub fn unique_slug(title: &str, taken: &HashSet<String>) -> String {
     (1..).map(|n| format!("{slug}-{n}")).find(|s| !taken.contains(s)).expect("an unused suffix exists")
 }
 
+/// VitePress's heading slug (`@mdit-vue/shared`'s `slugify`, without its
+/// Unicode normalization): runs of spaces and punctuation become one `-`,
+/// no `-` at either end, a leading digit gets `_`, lower case.
+pub fn vitepress_slug(title: &str) -> String {
+    const SPECIAL: &str = "~`!@#$%^&*()-_+=[]{}|\\;:\"'“”‘’<>,.?/";
+    let mut slug = String::with_capacity(title.len());
+    for c in title.chars().filter(|c| !c.is_control()) {
+        if c.is_whitespace() || SPECIAL.contains(c) {
+            if !slug.ends_with('-') {
+                slug.push('-');
+            }
+        } else {
+            slug.extend(c.to_lowercase());
+        }
+    }
+    let slug = slug.trim_matches('-');
+    if slug.starts_with(|c: char| c.is_ascii_digit()) { format!("_{slug}") } else { slug.to_string() }
+}
+
 /// Escape text for HTML element content and quoted attribute values.
 pub fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -194,7 +381,7 @@ mod tests {
     use super::*;
 
     fn plain(text: &str) -> Rendered {
-        render(text, &mut |_, _| None)
+        render(text, &HashMap::new(), &mut |_, _| None)
     }
 
     #[test]
@@ -213,14 +400,24 @@ mod tests {
         assert!(r.html.contains("<h1 id=\"hello-vault-world\">"), "{}", r.html);
         assert!(r.html.contains("<h2 id=\"custom\">"), "{}", r.html);
         assert!(r.html.contains("<h2 id=\"hello-vault-world-1\">"), "{}", r.html);
-        assert!(r.html.contains("href=\"#custom\""), "{}", r.html);
         assert!(r.anchors.contains("custom") && r.anchors.contains("hello-vault-world-1"));
+    }
+
+    #[test]
+    fn headings_also_answer_to_their_vitepress_slug() {
+        let r = plain("### Can I use a local LLM via Ollama or llama.cpp?\n\n## Plain words\n\n## 2.0 -- Release_notes {#own}\n");
+        assert!(r.html.contains("<h3 id=\"can-i-use-a-local-llm-via-ollama-or-llamacpp\"><span id=\"can-i-use-a-local-llm-via-ollama-or-llama-cpp\"></span>"), "{}", r.html);
+        assert!(r.anchors.contains("can-i-use-a-local-llm-via-ollama-or-llama-cpp"));
+        assert!(r.html.contains("<h2 id=\"plain-words\">Plain words</h2>"), "same slug, no alias: {}", r.html);
+        assert!(!r.html.contains("_2-0"), "an explicit id has no alias: {}", r.html);
+        assert_eq!(vitepress_slug("2.0 -- Release_notes"), "_2-0-release-notes");
+        assert_eq!(vitepress_slug("“Quoted” (thing)!"), "quoted-thing");
     }
 
     #[test]
     fn links_and_images_go_through_the_rewrite() {
         let mut seen = Vec::new();
-        let r = render("See [x](other.md#a) and ![i](img/p.png).\n", &mut |d, off| {
+        let r = render("See [x](other.md#a) and ![i](img/p.png).\n", &HashMap::new(), &mut |d, off| {
             seen.push((d.to_string(), off));
             d.strip_suffix(".md#a").map(|s| format!("{s}.html#a"))
         });
@@ -248,9 +445,40 @@ mod tests {
     }
 
     #[test]
-    fn unknown_constructs_pass_through() {
-        let r = plain("::: tip\nA tip.\n:::\n\n<script setup>\nimport x from 'y';\n\nconst a = 1;\n</script>\n");
-        assert!(r.html.contains("::: tip"), "{}", r.html);
-        assert!(r.html.contains("<script setup>\nimport x from 'y';\n\nconst a = 1;\n</script>"), "{}", r.html);
+    fn alerts_and_containers_become_callouts() {
+        let r = plain("> [!WARNING]\n> Mind the *gap*.\n\n> plain quote\n");
+        assert!(r.html.contains("<div class=\"callout callout-warning\" role=\"note\"><p class=\"callout-title\">Warning</p>"), "{}", r.html);
+        assert!(r.html.contains("<em>gap</em>"), "{}", r.html);
+        assert!(r.html.contains("<blockquote>\n<p>plain quote</p>\n</blockquote>"), "{}", r.html);
+        let prepared = super::super::vitepress::prepare("::: details More <info>\nHidden.\n:::\n\n::: tip\n> inner quote\n:::\n");
+        let r = render(&prepared.text, &prepared.containers, &mut |_, _| None);
+        assert!(r.html.contains("<details class=\"callout callout-details\"><summary>More &lt;info&gt;</summary>\n<p>Hidden.</p>\n</details>"), "{}", r.html);
+        assert!(r.html.contains("<div class=\"callout callout-tip\" role=\"note\"><p class=\"callout-title\">Tip</p>\n<blockquote>\n<p>inner quote</p>\n</blockquote>\n</div>"), "{}", r.html);
+        assert!(!r.html.contains(":::"), "{}", r.html);
+    }
+
+    #[test]
+    fn code_blocks_are_highlighted_and_unknown_languages_warned_once() {
+        let r = plain("```rust\nfn main() {}\n```\n\n```\nplain <text>\n```\n\n```klingon\na\n```\n\n```klingon\nb\n```\n");
+        assert!(r.html.contains("<div class=\"code highlighted\" data-lang=\"rust\"><pre><code class=\"language-rust\"><span class=\"hl-k\">fn</span>"), "{}", r.html);
+        assert!(r.html.contains("<div class=\"code\"><pre><code>plain &lt;text&gt;\n</code></pre></div>"), "{}", r.html);
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(r.warnings[0].1.contains("`klingon`"));
+    }
+
+    #[test]
+    fn the_first_paragraph_is_the_summary() {
+        let r = plain("# T\n\nFirst *para*\nwith `code`.\n\nSecond.\n");
+        assert_eq!(r.summary.as_deref(), Some("First para with code."));
+        let long = format!("{}\n", "word ".repeat(100));
+        let s = plain(&long).summary.unwrap();
+        assert!(s.chars().count() <= SUMMARY_CHARS && s.ends_with("word…"), "{s}");
+    }
+
+    #[test]
+    fn raw_html_passes_through() {
+        let r = plain("<div class=\"x\">\n\n*md*\n\n</div>\n");
+        assert!(r.html.contains("<div class=\"x\">"), "{}", r.html);
+        assert!(r.html.contains("<em>md</em>"), "{}", r.html);
     }
 }

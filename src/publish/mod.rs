@@ -15,13 +15,18 @@ pub mod args;
 pub mod baselines;
 pub mod config;
 pub mod content;
+pub mod highlight;
+pub mod history;
+pub mod html;
 pub mod links;
 pub mod markdown;
 pub mod output;
 pub mod results;
+pub mod search;
 mod serve;
 pub mod site;
 pub mod templates;
+pub mod vitepress;
 pub mod watch;
 
 use std::fmt;

@@ -3,22 +3,27 @@
 //! turns what is loaded into output files; `Site::write` puts them on disk.
 //! A one-off build and every `--watch` rebuild go through these same calls.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
 use tera::{Context, Value};
 
 use super::baselines::{self, Baseline};
 use super::config::{self, SiteConfig};
-use super::content::{self, Content, Page};
+use super::content::{self, Content, Outline, Page};
+use super::history::{self, Dates};
+use super::html::{self, OutlineLevels};
 use super::links::{self, SiteIndex};
 use super::markdown;
 use super::output::{self, OutData, OutFile, WriteStats};
 use super::results::{self, SuiteView};
+use super::search::{self, SearchIndex};
 use super::templates::{self, StaticFile, Templates};
+use super::vitepress;
 use super::{BuildReport, PublishOptions, Warning};
 use crate::report::evidence;
 use crate::suite::{Severity, Suite};
@@ -53,10 +58,23 @@ impl ChangeKind {
     }
 }
 
-/// Generated pages, by output path.
+/// Generated pages, by logical path.
 pub const RESULTS_PAGE: &str = "results.html";
 pub const MATRIX_PAGE: &str = "matrix.html";
 pub const CATALOG_PAGE: &str = "tasks.html";
+/// The page a static host serves for a missing address (GitHub Pages, Netlify...).
+pub const NOT_FOUND_PAGE: &str = "404.html";
+/// Written when `site.url` is configured.
+pub const SITEMAP_FILE: &str = "sitemap.xml";
+
+const RESULTS_DESCRIPTION: &str =
+    "Every blessed baseline: pass^k and solve^k of each model on the suite, by difficulty tier, with its commit.";
+const MATRIX_DESCRIPTION: &str = "Solved runs out of k for every task of every blessed baseline, side by side.";
+const CATALOG_DESCRIPTION: &str =
+    "The tasks of the current suite: tier, category, the tools each expects or forbids, and its checks.";
+
+/// Characters kept as they are in the path of an "edit this page" link.
+const PATH_IN_URL: &AsciiSet = &NON_ALPHANUMERIC.remove(b'/').remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
 /// Everything loaded for a build.
 pub struct Site {
@@ -68,6 +86,8 @@ pub struct Site {
     baseline_warnings: Vec<Warning>,
     suite: SuiteView,
     suite_warnings: Vec<Warning>,
+    /// "Last updated" dates of the docs pages.
+    history: Dates,
 }
 
 /// The output of `render`.
@@ -95,25 +115,19 @@ impl Built {
     }
 }
 
-#[derive(Serialize)]
-struct NavSection {
+/// One entry of the sidebar, flattened for templates: a section (a folder
+/// at the top level, or the root pages) opens, a group (a nested folder)
+/// opens, a page, a group or section closes.
+#[derive(Debug, Clone, Serialize)]
+struct NavEntry {
+    /// `section`, `end-section`, `group`, `end-group` or `page`.
+    kind: &'static str,
     title: String,
-    items: Vec<NavItem>,
-}
-
-#[derive(Serialize)]
-struct NavItem {
-    title: String,
-    /// The output path, compared with `page.url` to mark the current page.
+    /// A page's logical path (`guide/x.html`).
     url: String,
-    /// `url` as a URL relative to the site root.
-    href: String,
-}
-
-impl NavItem {
-    fn new(title: String, url: String) -> NavItem {
-        NavItem { href: links::href(&url), title, url }
-    }
+    /// For a group: the pages under it, so a template can open the group
+    /// holding the current page.
+    pages: Vec<String>,
 }
 
 /// A baseline page's download of its evidence archive.
@@ -124,22 +138,107 @@ struct EvidenceLink {
     kib: u64,
 }
 
-#[derive(Serialize)]
-struct PageInfo<'a> {
-    title: &'a str,
-    /// Output path from the site root.
-    url: &'a str,
+/// A link to a neighbouring page.
+#[derive(Debug, Clone, Serialize)]
+struct PageLink {
+    title: String,
+    /// Logical path, for the `url` filter.
+    url: String,
 }
 
+/// What templates know of the page being rendered (`page.*`).
+#[derive(Serialize, Default)]
+struct PageInfo<'a> {
+    title: &'a str,
+    /// Logical path from the site root (`guide/x.html`), for the `url` filter
+    /// and to mark the current page in the navigation.
+    url: &'a str,
+    /// The meta and Open Graph description.
+    description: Option<&'a str>,
+    /// The page's public address, when `site.url` is set.
+    permalink: Option<String>,
+    /// The docs file (`guide/x.md`), for docs pages.
+    source: Option<&'a str>,
+    edit_url: Option<String>,
+    last_updated: Option<&'a str>,
+    prev: Option<&'a PageLink>,
+    next: Option<&'a PageLink>,
+    /// The page's frontmatter.
+    meta: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    /// `<style>` blocks of the page (VitePress pages carry them), for `<head>`.
+    styles: &'a [String],
+}
+
+/// A docs page rendered to HTML, before its template.
+struct RenderedPage<'a> {
+    page: &'a Page,
+    title: String,
+    html: String,
+    description: Option<String>,
+    styles: Vec<String>,
+    home: Option<HomeView>,
+}
+
+/// The VitePress home layout (`layout: home`): hero and feature cards.
+#[derive(Debug, Clone, Default, Serialize)]
+struct HomeView {
+    name: Option<String>,
+    text: Option<String>,
+    tagline: Option<String>,
+    actions: Vec<HomeLink>,
+    features: Vec<HomeFeature>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct HomeLink {
+    text: String,
+    href: String,
+    /// `brand` (the main action) or `alt`.
+    theme: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct HomeFeature {
+    title: String,
+    details: Option<String>,
+    href: Option<String>,
+}
+
+/// One page ready for its template and the last pass.
+struct Outgoing {
+    /// Logical path (`guide/x.html`).
+    url: String,
+    template: &'static str,
+    ctx: Context,
+    title: String,
+    levels: OutlineLevels,
+    /// Whether it goes into the search index and the sitemap.
+    searched: bool,
+}
 impl Site {
     /// Run every loading stage.
     pub fn load(options: PublishOptions) -> Result<Site> {
         let config = config::load(&options.config)?;
-        let templates = templates::load(&options.templates)?;
-        let content = content::load(&options.docs)?;
-        let (baselines, baseline_warnings) = baselines::load_dir(&options.baselines)?;
-        let (suite, suite_warnings) = load_suite(&options.suite);
-        Ok(Site { options, config, templates, content, baselines, baseline_warnings, suite, suite_warnings })
+        // The git history is read while everything else loads.
+        std::thread::scope(|scope| {
+            let history = scope.spawn(|| if config.last_updated { history::last_updated(&options.docs) } else { Dates::new() });
+            let templates = templates::load(&options.templates)?;
+            let content = content::load(&options.docs)?;
+            let (baselines, baseline_warnings) = baselines::load_dir(&options.baselines)?;
+            let (suite, suite_warnings) = load_suite(&options.suite);
+            let history = history.join().unwrap_or_default();
+            Ok(Site {
+                options: options.clone(),
+                config: config.clone(),
+                templates,
+                content,
+                baselines,
+                baseline_warnings,
+                suite,
+                suite_warnings,
+                history,
+            })
+        })
     }
 
     /// Re-run the loading stage for one kind of change.
@@ -174,24 +273,20 @@ impl Site {
         warnings.extend(self.baseline_warnings.iter().cloned());
         warnings.extend(self.suite_warnings.iter().cloned());
         let results = results::view(&self.baselines, &self.suite, &self.config);
+        let clean = self.config.clean_urls;
 
-        // Data every template sees, and the generated fragments pages can place.
+        // Data every template sees; the generated fragments render from it on demand.
         {
             let global = self.templates.tera.global_context();
             global.insert("site", &self.config);
             global.insert("results", &results);
             global.insert("suite", &self.suite);
+            global.insert("clean_urls", &clean);
+            // Where the site title in the header leads.
+            let has_index = self.content.pages.iter().any(|p| p.rel == "index.md");
+            global.insert("home_url", if has_index { "index.html" } else { RESULTS_PAGE });
         }
-        let mut fragments = HashMap::new();
-        for &name in templates::FUNCTIONS {
-            let html = self
-                .templates
-                .tera
-                .render(&format!("partials/{name}.html"), &Context::new())
-                .map_err(|e| anyhow!("{}", self.describe(&e)))?;
-            fragments.insert(name, templates::one_line(&html));
-        }
-        *self.templates.fragments.write().expect("fragments lock") = fragments;
+        self.templates.fragments.begin_build(self.templates.tera.clone());
 
         let generated: Vec<String> = [RESULTS_PAGE, MATRIX_PAGE, CATALOG_PAGE]
             .into_iter()
@@ -210,55 +305,66 @@ impl Site {
                 .chain(self.templates.static_files.iter().map(|f| f.rel().to_string()))
                 .collect(),
             base_path: self.config.base_path.clone(),
+            clean_urls: clean,
         };
         let mut errors: Vec<String> = Vec::new();
+        let mut written_by: HashMap<String, String> = HashMap::new();
+        for out in generated.iter().chain([&NOT_FOUND_PAGE.to_string()]) {
+            written_by.insert(links::output_path(out, clean), "a generated page".into());
+        }
         for page in &self.content.pages {
-            if generated.contains(&page.out) {
+            let out = links::output_path(&page.out, clean);
+            if let Some(other) = written_by.insert(out.clone(), page.file.display().to_string()) {
                 errors.push(format!(
-                    "{}: this page would be published at {}, which is a generated page; rename it",
-                    page.file.display(),
-                    page.out
+                    "{}: this page would be published at {out}, which is also {other}; rename one of them",
+                    page.file.display()
                 ));
             }
         }
 
         // Markdown (after template expressions) to HTML, links resolved.
-        let mut rendered: Vec<(&Page, String, String)> = Vec::with_capacity(self.content.pages.len());
+        let mut rendered: Vec<RenderedPage> = Vec::with_capacity(self.content.pages.len());
         let mut anchors: HashMap<&str, HashSet<String>> = HashMap::new();
         let mut pending: Vec<(&Page, usize, String, (String, String))> = Vec::new();
         for page in &self.content.pages {
-            let text = match self.expand(page) {
+            let root = links::root_of(&links::output_path(&page.out, clean));
+            let text = match self.expand(page, &root) {
                 Ok(t) => t,
                 Err(e) => {
                     errors.push(e);
                     continue;
                 }
             };
+            let prepared = vitepress::prepare(&text);
+            let at_line = |line: usize, message: String| Warning { file: page.file.clone(), line: Some(line), message };
+            warnings.extend(prepared.warnings.iter().map(|(line, m)| at_line(*line, m.clone())));
+            let ptext = &prepared.text;
             let mut link_warnings = Vec::new();
-            let out = markdown::render(&text, &mut |dest, offset| match links::resolve(&page.rel, dest, &index) {
-                Ok(resolved) => {
-                    if let Some(anchor) = resolved.anchor {
-                        pending.push((page, line_of(&text, offset), dest.to_string(), anchor));
+            let out = markdown::render(ptext, &prepared.containers, &mut |dest, offset| {
+                match links::resolve(&page.rel, dest, &index) {
+                    Ok(resolved) => {
+                        if let Some(anchor) = resolved.anchor {
+                            pending.push((page, line_of(ptext, offset), dest.to_string(), anchor));
+                        }
+                        resolved.rewritten
                     }
-                    resolved.rewritten
-                }
-                Err(why) => {
-                    link_warnings.push(Warning {
-                        file: page.file.clone(),
-                        line: Some(line_of(&text, offset)),
-                        message: format!("broken link {why}"),
-                    });
-                    None
+                    Err(why) => {
+                        link_warnings.push(at_line(line_of(ptext, offset), format!("broken link {why}")));
+                        None
+                    }
                 }
             });
             warnings.extend(link_warnings);
+            warnings.extend(out.warnings.iter().map(|(offset, m)| at_line(line_of(ptext, *offset), m.clone())));
             anchors.insert(page.rel.as_str(), out.anchors);
             let title = page
                 .title
                 .clone()
                 .or(out.first_heading)
                 .unwrap_or_else(|| default_title(&page.rel, &self.config.title));
-            rendered.push((page, title, out.html));
+            let home = (page.layout.as_deref() == Some("home")).then(|| home_view(page, &index, &mut warnings));
+            let description = page.description.clone().or(out.summary);
+            rendered.push(RenderedPage { page, title, html: out.html, description, styles: prepared.styles, home });
         }
         for (page, line, dest, (target, anchor)) in pending {
             if anchors.get(target.as_str()).is_some_and(|a| !a.contains(&anchor)) {
@@ -273,30 +379,81 @@ impl Site {
             return Err(anyhow!("{}", errors.join("\n\n")));
         }
 
-        let nav = navigation(&rendered, &self.config.title);
+        let (nav, order) = navigation(&rendered, &self.config.title);
         self.templates.tera.global_context().insert("nav", &nav);
-        let mut files = Vec::with_capacity(rendered.len() + generated.len() + self.content.assets.len() + 2);
-        for (page, title, html) in &rendered {
-            let mut ctx = Context::new();
-            ctx.insert("page", &PageInfo { title, url: &page.out });
-            ctx.insert_value("content", Value::safe_string(html));
-            let html = self.render_template("page.html", &ctx)?;
-            files.push(OutFile { rel: page.out.clone(), data: OutData::Bytes(html.into_bytes()) });
+        let neighbours = |url: &str| -> (Option<&PageLink>, Option<&PageLink>) {
+            match order.iter().position(|l| l.url == url) {
+                Some(i) => (i.checked_sub(1).map(|p| &order[p]), order.get(i + 1)),
+                None => (None, None),
+            }
+        };
+
+        let mut outgoing: Vec<Outgoing> = Vec::with_capacity(rendered.len() + generated.len() + 1);
+        for r in &rendered {
+            let page = r.page;
+            let (prev, next) = neighbours(&page.out);
+            let edit_url = self.config.edit_url.as_ref().filter(|_| page.edit_link).map(|template| {
+                template.replace("{path}", &utf8_percent_encode(&page.rel, PATH_IN_URL).to_string())
+            });
+            let last_updated = self.history.get(&page.rel).filter(|_| self.config.last_updated && page.last_updated);
+            let info = PageInfo {
+                title: &r.title,
+                url: &page.out,
+                description: r.description.as_deref().or(self.config.description.as_deref()),
+                permalink: self.permalink(&page.out),
+                source: Some(&page.rel),
+                edit_url,
+                last_updated: last_updated.map(String::as_str),
+                prev,
+                next,
+                meta: Some(&page.meta),
+                styles: &r.styles,
+            };
+            let mut ctx = self.context(&page.out, &info);
+            ctx.insert_value("content", Value::safe_string(&r.html));
+            ctx.insert("home", &r.home);
+            let levels = match page.outline {
+                Outline::Hidden => OutlineLevels { min: 7, max: 7 },
+                Outline::Levels(min, max) => OutlineLevels { min, max },
+            };
+            let template = if r.home.is_some() { "home.html" } else { "page.html" };
+            outgoing.push(Outgoing { url: page.out.clone(), template, ctx, title: r.title.clone(), levels, searched: true });
         }
-        for (url, template, title) in [
-            (RESULTS_PAGE, "results.html", "Results"),
-            (MATRIX_PAGE, "matrix.html", "Task matrix"),
-            (CATALOG_PAGE, "catalog.html", "Task catalog"),
+        for (url, template, title, description) in [
+            (RESULTS_PAGE, "results.html", "Results", RESULTS_DESCRIPTION),
+            (MATRIX_PAGE, "matrix.html", "Task matrix", MATRIX_DESCRIPTION),
+            (CATALOG_PAGE, "catalog.html", "Task catalog", CATALOG_DESCRIPTION),
         ] {
-            let mut ctx = Context::new();
-            ctx.insert("page", &PageInfo { title, url });
-            let html = self.render_template(template, &ctx)?;
-            files.push(OutFile { rel: url.to_string(), data: OutData::Bytes(html.into_bytes()) });
+            let (prev, next) = neighbours(url);
+            let info = PageInfo {
+                title,
+                url,
+                description: Some(description),
+                permalink: self.permalink(url),
+                prev,
+                next,
+                ..PageInfo::default()
+            };
+            let ctx = self.context(url, &info);
+            let levels = OutlineLevels::default();
+            outgoing.push(Outgoing { url: url.into(), template, ctx, title: title.into(), levels, searched: true });
         }
+        let mut files = Vec::with_capacity(rendered.len() + generated.len() + self.content.assets.len() + 8);
         for view in &results.pages {
-            let mut ctx = Context::new();
             let title = format!("{} ({})", view.row.model, view.row.provider);
-            ctx.insert("page", &PageInfo { title: &title, url: &view.row.page });
+            let description = format!(
+                "{} on {}: solve^k {}, pass^k {} over {} tasks, k = {}.",
+                view.row.model, view.row.provider, view.row.solve_k, view.row.pass_k, view.row.tasks, view.row.k
+            );
+            let url = view.row.page.as_str();
+            let info = PageInfo {
+                title: &title,
+                url,
+                description: Some(&description),
+                permalink: self.permalink(url),
+                ..PageInfo::default()
+            };
+            let mut ctx = self.context(url, &info);
             ctx.insert("baseline", view);
             // The transcripts blessed with the baseline, offered for download:
             // the archive of the baseline's own run, found by its run id, so a
@@ -306,15 +463,44 @@ impl Site {
             if let Some((archive, meta)) =
                 archive.and_then(|a| std::fs::symlink_metadata(&a).ok().filter(|m| m.is_file()).map(|m| (a, m)))
             {
-                let page = view.row.page.strip_suffix(".html").unwrap_or(&view.row.page);
-                let rel = format!("{page}.evidence.tar.gz");
-                let href = links::href(rel.rsplit('/').next().unwrap_or(&rel));
+                let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
+                let href = links::href(&links::relative_from(&links::output_path(url, clean), &rel));
                 link = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
                 files.push(OutFile { rel, data: OutData::Copy(archive) });
             }
             ctx.insert("evidence", &link);
-            let html = self.render_template("baseline.html", &ctx)?;
-            files.push(OutFile { rel: view.row.page.clone(), data: OutData::Bytes(html.into_bytes()) });
+            let levels = OutlineLevels::default();
+            outgoing.push(Outgoing { url: url.into(), template: "baseline.html", ctx, title, levels, searched: true });
+        }
+        // The page a server shows for a missing address: it may be served at
+        // any depth, so its links start from the base path, not relative.
+        {
+            let info = PageInfo { title: "Page not found", url: NOT_FOUND_PAGE, ..PageInfo::default() };
+            let mut ctx = self.context(NOT_FOUND_PAGE, &info);
+            ctx.insert("root", &self.config.base_path);
+            let levels = OutlineLevels::default();
+            let title = info.title.to_string();
+            outgoing.push(Outgoing { url: NOT_FOUND_PAGE.into(), template: "404.html", ctx, title, levels, searched: false });
+        }
+
+        let mut search = SearchIndex::default();
+        let mut sitemap = Vec::new();
+        for page in outgoing {
+            let html = self.render_template(page.template, &page.ctx)?;
+            let finished = html::finish(&html, page.levels);
+            if page.searched {
+                search.add(&page.title, &links::href_path(&page.url, clean), finished.sections);
+                sitemap.push(page.url.clone());
+            }
+            let rel = links::output_path(&page.url, clean);
+            files.push(OutFile { rel, data: OutData::Bytes(finished.html.into_bytes()) });
+        }
+        files.push(OutFile { rel: search::INDEX_FILE.into(), data: OutData::Bytes(search.to_script().into_bytes()) });
+        if let Some(url) = &self.config.url {
+            let dates: HashMap<String, &String> =
+                self.content.pages.iter().filter_map(|p| Some((p.out.clone(), self.history.get(&p.rel)?))).collect();
+            let xml = sitemap_xml(url, &sitemap, clean, &dates);
+            files.push(OutFile { rel: SITEMAP_FILE.into(), data: OutData::Bytes(xml.into_bytes()) });
         }
         let mut assets = 0;
         for asset in &self.content.assets {
@@ -342,14 +528,29 @@ impl Site {
         })
     }
 
+    /// The template context of the page at `url` (logical), with its `root`.
+    fn context(&self, url: &str, info: &PageInfo) -> Context {
+        let mut ctx = Context::new();
+        ctx.insert("page", info);
+        ctx.insert("root", &links::root_of(&links::output_path(url, self.config.clean_urls)));
+        ctx
+    }
+
+    /// The public address of the page at `url`, when the site's is configured.
+    fn permalink(&self, url: &str) -> Option<String> {
+        let base = self.config.url.as_ref()?;
+        Some(format!("{base}{}", links::href_path(url, self.config.clean_urls)))
+    }
+
     /// A page's Markdown with its template expressions evaluated.
-    fn expand(&self, page: &Page) -> Result<String, String> {
+    fn expand(&self, page: &Page, root: &str) -> Result<String, String> {
         if !markdown::has_template_syntax(&page.body) {
             return Ok(page.body.clone());
         }
         let shielded = markdown::shield_for_templates(&page.body);
         let mut ctx = Context::new();
-        ctx.insert("page", &PageInfo { title: page.title.as_deref().unwrap_or(""), url: &page.out });
+        ctx.insert("page", &PageInfo { title: page.title.as_deref().unwrap_or(""), url: &page.out, ..PageInfo::default() });
+        ctx.insert("root", root);
         self.templates.tera.render_str(&shielded, &ctx, true).map_err(|e| {
             let file = page.file.display().to_string();
             let origin = |name: &str| if name == "__tera_one_off" { file.clone() } else { self.origin(name) };
@@ -428,51 +629,160 @@ fn capitalize(s: &str) -> String {
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
-/// The navigation: root pages first, then a section per top-level folder,
-/// then the generated pages. In a section, its `index.md` comes first, then
-/// pages by frontmatter `order`, then by title.
-fn navigation(rendered: &[(&Page, String, String)], site_title: &str) -> Vec<NavSection> {
-    let mut sections: Vec<(String, Vec<(&Page, &String)>)> = Vec::new();
-    let folders: BTreeSet<&str> =
-        rendered.iter().filter_map(|(p, _, _)| p.rel.split_once('/').map(|(d, _)| d)).collect();
-    let in_folder = |folder: Option<&str>| -> Vec<(&Page, &String)> {
-        let mut items: Vec<(&Page, &String)> = rendered
-            .iter()
-            .filter(|(p, _, _)| p.rel.split_once('/').map(|(d, _)| d) == folder)
-            .map(|(p, t, _)| (*p, t))
-            .collect();
-        items.sort_by(|(a, ta), (b, tb)| {
-            let key = |p: &Page| {
-                (!p.rel.ends_with("index.md") || p.rel.matches('/').count() > 1, p.order.unwrap_or(i64::MAX))
-            };
-            key(a).cmp(&key(b)).then_with(|| ta.to_lowercase().cmp(&tb.to_lowercase()))
-        });
-        items
-    };
-    sections.push((site_title.to_string(), in_folder(None)));
-    for folder in folders {
-        let items = in_folder(Some(folder));
-        let title = items
-            .iter()
-            .find(|(p, _)| p.rel == format!("{folder}/index.md"))
-            .map(|(_, t)| (*t).clone())
-            .unwrap_or_else(|| capitalize(&folder.replace(['-', '_'], " ")));
-        sections.push((title, items));
+/// The sidebar and the reading order (for previous/next links): the root
+/// pages as the first section, then a section per top-level folder, with a
+/// group per folder below it, then the generated pages. In a folder, its
+/// `index.md` comes first, then pages by frontmatter `order`, then by title;
+/// folders follow the `order` of their `index.md`, then their names.
+fn navigation(rendered: &[RenderedPage], site_title: &str) -> (Vec<NavEntry>, Vec<PageLink>) {
+    #[derive(Default)]
+    struct Folder<'a> {
+        pages: Vec<&'a RenderedPage<'a>>,
+        folders: BTreeMap<String, Folder<'a>>,
     }
-    let mut nav: Vec<NavSection> = sections
-        .into_iter()
-        .filter(|(_, items)| !items.is_empty())
-        .map(|(title, items)| NavSection {
-            title,
-            items: items.into_iter().map(|(p, t)| NavItem::new(t.clone(), p.out.clone())).collect(),
+    impl<'a> Folder<'a> {
+        fn index(&self, path: &str) -> Option<&'a RenderedPage<'a>> {
+            self.pages.iter().copied().find(|r| r.page.rel == format!("{path}index.md"))
+        }
+        fn all_pages(&self, into: &mut Vec<String>) {
+            into.extend(self.pages.iter().map(|r| r.page.out.clone()));
+            self.folders.values().for_each(|f| f.all_pages(into));
+        }
+    }
+    let mut root = Folder::default();
+    for r in rendered {
+        let mut folder = &mut root;
+        let mut parts: Vec<&str> = r.page.rel.split('/').collect();
+        parts.pop();
+        for part in parts {
+            folder = folder.folders.entry(part.to_string()).or_default();
+        }
+        folder.pages.push(r);
+    }
+
+    fn sort_pages(pages: &mut [&RenderedPage], path: &str) {
+        pages.sort_by(|a, b| {
+            let key = |r: &RenderedPage| (r.page.rel != format!("{path}index.md"), r.page.order.unwrap_or(i64::MAX));
+            key(a).cmp(&key(b)).then_with(|| a.title.to_lowercase().cmp(&b.title.to_lowercase()))
+        });
+    }
+    fn folder_title(folder: &Folder, path: &str, name: &str) -> String {
+        folder.index(path).map(|r| r.title.clone()).unwrap_or_else(|| capitalize(&name.replace(['-', '_'], " ")))
+    }
+    fn sorted_folders<'f, 'a>(folder: &'f Folder<'a>, path: &str) -> Vec<(&'f String, &'f Folder<'a>)> {
+        let mut folders: Vec<_> = folder.folders.iter().collect();
+        folders.sort_by_key(|(name, f)| {
+            let order = f.index(&format!("{path}{name}/")).and_then(|r| r.page.order).unwrap_or(i64::MAX);
+            (order, (*name).clone())
+        });
+        folders
+    }
+    fn entry(kind: &'static str, title: String, url: String, pages: Vec<String>) -> NavEntry {
+        NavEntry { kind, title, url, pages }
+    }
+    // A folder's pages, then its sub-folders as groups.
+    fn walk(folder: &mut Folder, path: &str, nav: &mut Vec<NavEntry>, order: &mut Vec<PageLink>) {
+        sort_pages(&mut folder.pages, path);
+        for r in &folder.pages {
+            nav.push(entry("page", r.title.clone(), r.page.out.clone(), Vec::new()));
+            order.push(PageLink { title: r.title.clone(), url: r.page.out.clone() });
+        }
+        let names: Vec<String> = sorted_folders(folder, path).into_iter().map(|(n, _)| n.clone()).collect();
+        for name in names {
+            let sub = folder.folders.get_mut(&name).expect("listed above");
+            let sub_path = format!("{path}{name}/");
+            let mut pages = Vec::new();
+            sub.all_pages(&mut pages);
+            nav.push(entry("group", folder_title(sub, &sub_path, &name), String::new(), pages));
+            walk(sub, &sub_path, nav, order);
+            nav.push(entry("end-group", String::new(), String::new(), Vec::new()));
+        }
+    }
+
+    let mut nav = Vec::new();
+    let mut order = Vec::new();
+    if !root.pages.is_empty() {
+        nav.push(entry("section", site_title.to_string(), String::new(), Vec::new()));
+        let mut pages_only = Folder { pages: std::mem::take(&mut root.pages), folders: BTreeMap::new() };
+        walk(&mut pages_only, "", &mut nav, &mut order);
+        nav.push(entry("end-section", String::new(), String::new(), Vec::new()));
+    }
+    let names: Vec<String> = sorted_folders(&root, "").into_iter().map(|(n, _)| n.clone()).collect();
+    for name in names {
+        let folder = root.folders.get_mut(&name).expect("listed above");
+        let path = format!("{name}/");
+        nav.push(entry("section", folder_title(folder, &path, &name), String::new(), Vec::new()));
+        walk(folder, &path, &mut nav, &mut order);
+        nav.push(entry("end-section", String::new(), String::new(), Vec::new()));
+    }
+    nav.push(entry("section", "Results".into(), String::new(), Vec::new()));
+    for (url, title) in [(RESULTS_PAGE, "Results"), (MATRIX_PAGE, "Task matrix"), (CATALOG_PAGE, "Task catalog")] {
+        nav.push(entry("page", title.into(), url.into(), Vec::new()));
+        order.push(PageLink { title: title.into(), url: url.into() });
+    }
+    nav.push(entry("end-section", String::new(), String::new(), Vec::new()));
+    (nav, order)
+}
+
+/// The home layout's hero and features from the page's frontmatter, with
+/// their links resolved like the page's own.
+fn home_view(page: &Page, index: &SiteIndex, warnings: &mut Vec<Warning>) -> HomeView {
+    let text = |v: &serde_json::Value, key: &str| v.get(key).and_then(|x| x.as_str()).map(str::to_string);
+    let mut link = |dest: &str| match links::resolve(&page.rel, dest, index) {
+        Ok(resolved) => resolved.rewritten.unwrap_or_else(|| dest.to_string()),
+        Err(why) => {
+            warnings.push(Warning::new(&page.file, format!("broken link {why} in the frontmatter")));
+            dest.to_string()
+        }
+    };
+    let hero = page.meta.get("hero").cloned().unwrap_or_default();
+    let actions = hero
+        .get("actions")
+        .and_then(|a| a.as_array())
+        .map(|actions| {
+            actions
+                .iter()
+                .filter_map(|a| {
+                    let href = link(&text(a, "link")?);
+                    Some(HomeLink {
+                        text: text(a, "text").unwrap_or_else(|| href.clone()),
+                        theme: text(a, "theme").filter(|t| t == "brand").unwrap_or_else(|| "alt".into()),
+                        href,
+                    })
+                })
+                .collect()
         })
-        .collect();
-    nav.push(NavSection {
-        title: "Results".into(),
-        items: [(RESULTS_PAGE, "Results"), (MATRIX_PAGE, "Task matrix"), (CATALOG_PAGE, "Task catalog")]
-            .into_iter()
-            .map(|(url, title)| NavItem::new(title.into(), url.into()))
-            .collect(),
-    });
-    nav
+        .unwrap_or_default();
+    let features = page
+        .meta
+        .get("features")
+        .and_then(|f| f.as_array())
+        .map(|features| {
+            features
+                .iter()
+                .filter_map(|f| {
+                    Some(HomeFeature {
+                        title: text(f, "title")?,
+                        details: text(f, "details"),
+                        href: text(f, "link").map(|l| link(&l)),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    HomeView { name: text(&hero, "name"), text: text(&hero, "text"), tagline: text(&hero, "tagline"), actions, features }
+}
+
+/// `sitemap.xml`: every published page at its public address.
+fn sitemap_xml(base: &str, pages: &[String], clean: bool, dates: &HashMap<String, &String>) -> String {
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n");
+    for page in pages {
+        let loc = markdown::escape_html(&format!("{base}{}", links::href_path(page, clean)));
+        match dates.get(page) {
+            Some(date) => xml.push_str(&format!("<url><loc>{loc}</loc><lastmod>{date}</lastmod></url>\n")),
+            None => xml.push_str(&format!("<url><loc>{loc}</loc></url>\n")),
+        }
+    }
+    xml.push_str("</urlset>\n");
+    xml
 }

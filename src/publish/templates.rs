@@ -6,28 +6,38 @@
 //! Templates are parsed once per load, never per page. Pages and templates
 //! can call the generated-content functions (`results_table()`,
 //! `results_chart()`, `task_matrix()`, `task_catalog()`); each returns HTML
-//! rendered once per build from the partials (`Fragments`).
+//! rendered from its partial on first use, once per build and per page
+//! depth, since links inside it are relative to the page (`Fragments`).
+//!
+//! Templates link with the `url` filter: `{{ "results.html" | url }}` is the
+//! path from the page being rendered (its `root`) to that page, in the
+//! site's URL style (clean or not); `slug` makes an element id of any text.
 //!
 //! It does not decide what is rendered where; that is `publish::site`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use anyhow::{Context, Result};
 use tera::{Kwargs, State, Tera, Value};
 
 use super::content::{self, Asset};
+use super::links;
 
 /// Every built-in template, by name.
 pub const BUILT_IN: &[(&str, &str)] = &[
     ("base.html", include_str!("../../templates/base.html")),
     ("page.html", include_str!("../../templates/page.html")),
+    ("home.html", include_str!("../../templates/home.html")),
+    ("404.html", include_str!("../../templates/404.html")),
     ("results.html", include_str!("../../templates/results.html")),
     ("baseline.html", include_str!("../../templates/baseline.html")),
     ("matrix.html", include_str!("../../templates/matrix.html")),
     ("catalog.html", include_str!("../../templates/catalog.html")),
     ("partials/nav.html", include_str!("../../templates/partials/nav.html")),
+    ("partials/header.html", include_str!("../../templates/partials/header.html")),
+    ("partials/page_footer.html", include_str!("../../templates/partials/page_footer.html")),
     ("partials/results_table.html", include_str!("../../templates/partials/results_table.html")),
     ("partials/results_chart.html", include_str!("../../templates/partials/results_chart.html")),
     ("partials/task_matrix.html", include_str!("../../templates/partials/task_matrix.html")),
@@ -35,13 +45,92 @@ pub const BUILT_IN: &[(&str, &str)] = &[
 ];
 
 /// Built-in static files, by path under the site root.
-pub const BUILT_IN_STATIC: &[(&str, &str)] = &[("static/style.css", include_str!("../../templates/static/style.css"))];
+pub const BUILT_IN_STATIC: &[(&str, &str)] = &[
+    ("static/style.css", include_str!("../../templates/static/style.css")),
+    ("static/site.js", include_str!("../../templates/static/site.js")),
+    ("static/favicon.svg", include_str!("../../templates/static/favicon.svg")),
+];
 
 /// The functions pages can call, each backed by the partial of the same name.
 pub const FUNCTIONS: &[&str] = &["results_table", "results_chart", "task_matrix", "task_catalog"];
 
-/// HTML produced once per build for the generated-content functions.
-pub type Fragments = Arc<RwLock<HashMap<&'static str, String>>>;
+/// The generated-content functions' HTML: rendered from the partials on
+/// first use in a build, for each `root` (the way up from a page to the
+/// site root) that asks, and kept until the next build.
+#[derive(Default)]
+pub struct FragmentStore {
+    /// This build's templates and data, to render partials from inside a
+    /// template function (the instance being rendered is borrowed then).
+    renderer: RwLock<Option<Arc<Tera>>>,
+    cache: RwLock<HashMap<(&'static str, String), String>>,
+    /// Fragments being rendered, so a partial that calls its own function
+    /// is an error instead of endless recursion.
+    active: Mutex<HashSet<(&'static str, String)>>,
+}
+
+pub type Fragments = Arc<FragmentStore>;
+
+impl FragmentStore {
+    /// Start a build: `tera` holds this build's data in its global context.
+    pub fn begin_build(&self, tera: Tera) {
+        *self.renderer.write().expect("fragments lock") = Some(Arc::new(tera));
+        self.cache.write().expect("fragments lock").clear();
+    }
+
+    /// The HTML of fragment `name` for pages at `root`.
+    pub fn get(&self, name: &'static str, root: &str) -> Result<String, tera::Error> {
+        let key = (name, root.to_string());
+        if let Some(html) = self.cache.read().expect("fragments lock").get(&key) {
+            return Ok(html.clone());
+        }
+        let renderer = self.renderer.read().expect("fragments lock").clone();
+        let Some(renderer) = renderer else { return Ok(String::new()) };
+        if !self.active.lock().expect("fragments lock").insert(key.clone()) {
+            return Err(tera::Error::message(format!("partials/{name}.html calls {name}() inside itself")));
+        }
+        let mut ctx = tera::Context::new();
+        ctx.insert("root", root);
+        let rendered = renderer.render(&format!("partials/{name}.html"), &ctx);
+        self.active.lock().expect("fragments lock").remove(&key);
+        let html = one_line(&rendered?);
+        self.cache.write().expect("fragments lock").insert(key, html.clone());
+        Ok(html)
+    }
+}
+
+/// The `root` of the page being rendered (`""` at the site root, `../`...).
+fn root_of(state: &State) -> String {
+    state.get::<String>("root").ok().flatten().unwrap_or_default()
+}
+
+/// `path` (from the site root) linked from the page being rendered; each
+/// segment percent-encoded by `links::href`, so a baseline named
+/// `javascript:x` gives a harmless relative link.
+fn url_filter(path: &str, _: Kwargs, state: &State) -> String {
+    let clean = state.get::<bool>("clean_urls").ok().flatten().unwrap_or(false);
+    let target = links::href_path(path, clean);
+    let root = root_of(state);
+    match (root.is_empty(), target.is_empty()) {
+        (true, true) => "./".into(),
+        (false, true) => root,
+        _ => format!("{root}{}", links::href(&target)),
+    }
+}
+
+/// Any text as an element id: lower case; letters, digits, `.`, `_` and
+/// `-` kept, anything else one `-`.
+fn slug_filter(text: &str, _: Kwargs, _: &State) -> String {
+    let mut id = String::with_capacity(text.len());
+    for c in text.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() || matches!(c, '.' | '_' | '-') {
+            id.push(c);
+        } else if !id.ends_with('-') {
+            id.push('-');
+        }
+    }
+    let id = id.trim_matches('-');
+    if id.is_empty() { "x".into() } else { id.to_string() }
+}
 
 /// A static file: built in, or from `templates/static/` on disk.
 #[derive(Debug, Clone)]
@@ -73,12 +162,13 @@ pub fn load(dir: &Path) -> Result<Templates> {
     let fragments: Fragments = Arc::default();
     let mut tera = Tera::new();
     for &name in FUNCTIONS {
-        let slot = Arc::clone(&fragments);
-        tera.register_function(name, move |_: Kwargs, _: &State| {
-            let html = slot.read().expect("fragments lock").get(name).cloned().unwrap_or_default();
-            Value::safe_string(&html)
+        let store = Arc::clone(&fragments);
+        tera.register_function(name, move |_: Kwargs, state: &State| {
+            store.get(name, &root_of(state)).map(|html| Value::safe_string(&html))
         });
     }
+    tera.register_filter("url", url_filter);
+    tera.register_filter("slug", slug_filter);
     let mut sources: HashMap<String, (String, Option<PathBuf>)> =
         BUILT_IN.iter().map(|(n, t)| (n.to_string(), (t.to_string(), None))).collect();
     let mut from_disk = Vec::new();
@@ -165,12 +255,57 @@ mod tests {
     #[test]
     fn built_ins_load_and_functions_are_known() {
         let dir = tempfile::tempdir().unwrap();
-        let t = load(&dir.path().join("none")).unwrap();
+        let mut t = load(&dir.path().join("none")).unwrap();
         assert!(t.from_disk.is_empty());
         assert!(t.tera.contains_template("base.html"));
-        t.fragments.write().unwrap().insert("results_table", "<table></table>".into());
+        t.tera.add_raw_template("partials/results_table.html", "<a href=\"{{ 'results.html' | url }}\">\n\n</a>").unwrap();
+        t.fragments.begin_build(t.tera.clone());
+        let mut ctx = tera::Context::new();
+        ctx.insert("root", "../");
+        let out = t.tera.render_str("{{ results_table() }}", &ctx, true).unwrap();
+        assert_eq!(out, "<a href=\"../results.html\"> </a>");
         let out = t.tera.render_str("{{ results_table() }}", &tera::Context::new(), true).unwrap();
-        assert_eq!(out, "<table></table>");
+        assert_eq!(out, "<a href=\"results.html\"> </a>");
+    }
+
+    #[test]
+    fn the_url_filter_follows_the_page_and_the_url_style() {
+        let t = load(Path::new("no-such-folder")).unwrap();
+        let render = |root: &str, clean: bool, path: &str| {
+            let mut ctx = tera::Context::new();
+            ctx.insert("root", root);
+            ctx.insert("clean_urls", &clean);
+            ctx.insert("path", path);
+            t.tera.render_str("{{ path | url }}", &ctx, true).unwrap()
+        };
+        assert_eq!(render("", false, "index.html"), "index.html");
+        assert_eq!(render("", true, "index.html"), "./");
+        assert_eq!(render("../", true, "index.html"), "../");
+        assert_eq!(render("../", true, "baselines/x.html"), "../baselines/x/");
+        assert_eq!(render("../", false, "static/style.css"), "../static/style.css");
+        assert_eq!(render("", false, "baselines/javascript:x \"y\".html"), "baselines/javascript%3Ax%20%22y%22.html");
+    }
+
+    #[test]
+    fn slugs_are_valid_ids() {
+        let t = load(Path::new("no-such-folder")).unwrap();
+        let slug = |text: &str| {
+            let mut ctx = tera::Context::new();
+            ctx.insert("text", text);
+            t.tera.render_str("{{ text | slug }}", &ctx, true).unwrap()
+        };
+        assert_eq!(slug("gemini-gemini-3.1-flash-lite"), "gemini-gemini-3.1-flash-lite");
+        assert_eq!(slug("Ollama gemma4:e4b <x>"), "ollama-gemma4-e4b-x");
+        assert_eq!(slug("\"><"), "x");
+    }
+
+    #[test]
+    fn a_partial_calling_its_own_function_is_an_error() {
+        let mut t = load(Path::new("no-such-folder")).unwrap();
+        t.tera.add_raw_template("partials/results_chart.html", "{{ results_chart() }}").unwrap();
+        t.fragments.begin_build(t.tera.clone());
+        let e = t.tera.render_str("{{ results_chart() }}", &tera::Context::new(), true).unwrap_err();
+        assert!(format!("{e:?}").contains("inside itself"), "{e:?}");
     }
 
     #[test]
@@ -186,8 +321,8 @@ mod tests {
         ctx.insert("who", "<b>");
         assert_eq!(t.tera.render("partials/hello.html", &ctx).unwrap(), "Hello &lt;b&gt;");
         let rels: Vec<_> = t.static_files.iter().map(|f| f.rel().to_string()).collect();
-        assert_eq!(rels, ["static/extra.js", "static/style.css"]);
-        assert!(matches!(t.static_files[1], StaticFile::Disk(_)));
+        assert_eq!(rels, ["static/site.js", "static/favicon.svg", "static/extra.js", "static/style.css"]);
+        assert!(matches!(t.static_files[3], StaticFile::Disk(_)));
     }
 
     #[test]

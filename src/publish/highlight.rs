@@ -1,0 +1,228 @@
+//! Syntax highlighting of code blocks at build time, with syntect's
+//! Sublime Text grammars (the set bat ships, through `two-face`, which adds
+//! TOML, TypeScript and others to syntect's defaults) and the pure-Rust
+//! `fancy-regex` engine. Pages get no highlighting JavaScript.
+//!
+//! Each token becomes `<span class="hl-X">` with one short class (`hl-k`
+//! keyword, `hl-s` string...), never an inline colour: the stylesheet gives
+//! the colours for the light and the dark theme alike. The class is chosen
+//! the way a colour theme chooses a colour (the most specific scope selector
+//! wins), by a theme built here whose "colours" are class numbers.
+//!
+//! The grammars are loaded once per process, on the first code block that
+//! names a language, so a site without code pays nothing.
+//!
+//! It does not decide where code blocks are; `publish::markdown` calls it.
+
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use syntect::highlighting::{
+    Color, HighlightIterator, HighlightState, Highlighter, ScopeSelectors, StyleModifier, Theme, ThemeItem,
+};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
+use syntect::util::LinesWithEndings;
+
+use super::markdown::escape_html;
+
+/// Token classes: (class suffix, the scope selectors that give it). The
+/// stylesheet (`hl-*` rules) colours each one.
+const CLASSES: &[(&str, &str)] = &[
+    ("c", "comment, punctuation.definition.comment"),
+    ("s", "string, markup.raw, constant.other.symbol"),
+    ("n", "constant.numeric, constant.language, constant.character, support.constant, constant.other"),
+    ("k", "keyword, storage, keyword.control, variable.language"),
+    ("o", "keyword.operator, punctuation.separator.key-value"),
+    ("f", "entity.name.function, support.function, variable.function, meta.function-call entity.name"),
+    ("t", "entity.name.type, entity.name.class, entity.name.struct, entity.name.enum, support.type, support.class, entity.other.inherited-class"),
+    ("p", "entity.name.tag, meta.mapping.key string, support.type.property-name, meta.object-literal.key, entity.other.attribute-name, variable.other.property, entity.name.section.group-title"),
+    ("v", "variable.parameter, variable.other.readwrite.shell, punctuation.definition.variable, variable.other.normal"),
+    ("h", "markup.heading, entity.name.section, punctuation.definition.heading"),
+    ("i", "markup.inserted"),
+    ("d", "markup.deleted, invalid"),
+    ("u", "markup.underline.link, markup.bold, markup.italic"),
+];
+
+/// Aliases that the grammars' own names and extensions do not cover.
+const ALIASES: &[(&str, &str)] = &[
+    ("shell", "bash"),
+    ("console", "bash"),
+    ("shellsession", "bash"),
+    ("zsh", "bash"),
+    ("jsonc", "json"),
+    ("json5", "json"),
+    ("yml", "yaml"),
+    ("javascript", "js"),
+    ("typescript", "ts"),
+    ("mts", "ts"),
+    ("cts", "ts"),
+    ("py", "python"),
+    ("rs", "rust"),
+    ("md", "markdown"),
+    ("vue", "html"),
+    // Obsidian's Dataview queries read like SQL (TABLE ... FROM ... WHERE).
+    ("dataview", "sql"),
+    ("dql", "sql"),
+];
+
+/// Languages that are plain text on purpose: no grammar, no warning.
+pub const PLAIN: &[&str] = &["", "text", "txt", "plain", "plaintext", "output", "log"];
+
+/// Blocks larger than this are shown unhighlighted: highlighting is for
+/// reading, and a pathological block must not stall the build.
+const MAX_BYTES: usize = 256 * 1024;
+
+struct Grammars {
+    syntaxes: SyntaxSet,
+    theme: Theme,
+}
+
+fn grammars() -> &'static Grammars {
+    static GRAMMARS: OnceLock<Grammars> = OnceLock::new();
+    GRAMMARS.get_or_init(|| {
+        let scopes = CLASSES
+            .iter()
+            .enumerate()
+            .map(|(i, (_, selectors))| ThemeItem {
+                scope: ScopeSelectors::from_str(selectors).expect("the built-in selectors parse"),
+                style: StyleModifier {
+                    foreground: Some(Color { r: i as u8 + 1, g: 0, b: 0, a: 255 }),
+                    ..StyleModifier::default()
+                },
+            })
+            .collect();
+        let mut theme = Theme { scopes, ..Theme::default() };
+        theme.settings.foreground = Some(Color { r: 0, g: 0, b: 0, a: 255 });
+        Grammars { syntaxes: two_face::syntax::extra_newlines(), theme }
+    })
+}
+
+/// The language name of a fence info string: its first word, without
+/// VitePress's `{1,3}` line marks or `:line-numbers`, lower case.
+pub fn language(info: &str) -> String {
+    let word = info.split_whitespace().next().unwrap_or("");
+    let word = word.split(['{', ':', '[']).next().unwrap_or("");
+    word.trim_start_matches('.').to_ascii_lowercase()
+}
+
+/// Whether `lang` (from `language`) has a grammar, or is plain on purpose.
+pub fn is_known(lang: &str) -> bool {
+    PLAIN.contains(&lang) || syntax_for(lang).is_some()
+}
+
+fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
+    if PLAIN.contains(&lang) {
+        return None;
+    }
+    let lang = ALIASES.iter().find(|(alias, _)| *alias == lang).map_or(lang, |(_, to)| to);
+    let set = &grammars().syntaxes;
+    set.find_syntax_by_token(lang).filter(|s| s.name != "Plain Text")
+}
+
+/// `code` as highlighted HTML (escaped, with `hl-*` spans), or `None` when
+/// the language has no grammar or the block is too large; the caller then
+/// shows it escaped and plain.
+pub fn highlight(lang: &str, code: &str) -> Option<String> {
+    if code.len() > MAX_BYTES {
+        return None;
+    }
+    let syntax = syntax_for(lang)?;
+    let g = grammars();
+    let highlighter = Highlighter::new(&g.theme);
+    let mut parse = ParseState::new(syntax);
+    let mut state = HighlightState::new(&highlighter, ScopeStack::new());
+    let mut out = String::with_capacity(code.len() * 2);
+    // Neighbouring tokens of one class share a span; blanks between them
+    // wait to see whether the next token continues the span.
+    let mut open: Option<&str> = None;
+    let mut blank = String::new();
+    for line in LinesWithEndings::from(code) {
+        // A grammar that fails on a line (the regex engine's backtracking
+        // limit) leaves the block plain rather than half coloured.
+        let ops = parse.parse_line(line, &g.syntaxes).ok()?;
+        for (style, text) in HighlightIterator::new(&mut state, &ops, line, &highlighter) {
+            if text.trim().is_empty() {
+                blank.push_str(text);
+                continue;
+            }
+            let class = CLASSES.get((style.foreground.r as usize).wrapping_sub(1)).map(|(name, _)| *name);
+            if class != open {
+                if open.is_some() {
+                    out.push_str("</span>");
+                }
+                out.push_str(&blank);
+                if let Some(name) = class {
+                    out.push_str("<span class=\"hl-");
+                    out.push_str(name);
+                    out.push_str("\">");
+                }
+                open = class;
+            } else {
+                out.push_str(&blank);
+            }
+            blank.clear();
+            out.push_str(&escape_html(text));
+        }
+    }
+    if open.is_some() {
+        out.push_str("</span>");
+    }
+    out.push_str(&blank);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_required_languages_have_grammars() {
+        let samples = [
+            ("sh", "echo \"hi\" # greet\n"),
+            ("bash", "export A=1\n"),
+            ("json", "{\"a\": 1}\n"),
+            ("yaml", "key: value # note\n"),
+            ("yml", "- 1\n"),
+            ("toml", "[site]\ntitle = \"x\"\n"),
+            ("rust", "fn f() {}\n"),
+            ("js", "const x = 'a';\n"),
+            ("ts", "let n: number = 1;\n"),
+            ("typescript", "interface A {}\n"),
+            ("python", "def f(): return 1\n"),
+            ("markdown", "# Title\n\n*em*\n"),
+        ];
+        for (lang, code) in samples {
+            assert!(syntax_for(lang).is_some(), "{lang}");
+            let html = highlight(lang, code).unwrap();
+            assert!(html.contains("<span class=\"hl-"), "{lang}: {html}");
+        }
+        assert!(is_known("text") && is_known("") && !is_known("klingon"));
+        assert_eq!(highlight("text", "x"), None);
+    }
+
+    #[test]
+    fn tokens_get_their_class_and_text_is_escaped() {
+        let html = highlight("rust", "fn main() { let s = \"<b>\"; } // done\n").unwrap();
+        assert!(html.contains("<span class=\"hl-k\">fn</span>"), "{html}");
+        assert!(html.contains("<span class=\"hl-f\">main</span>"), "{html}");
+        assert!(html.contains("&lt;b&gt;"), "{html}");
+        assert!(html.contains("<span class=\"hl-c\">// done\n</span>"), "{html}");
+        assert!(html.contains("<span class=\"hl-k\">let</span> s"), "{html}");
+        assert!(!html.contains("<b>"), "{html}");
+        let json = highlight("json", "{\"key\": 1}\n").unwrap();
+        assert!(json.contains("<span class=\"hl-n\">1</span>"), "{json}");
+    }
+
+    #[test]
+    fn info_strings_give_the_language() {
+        assert_eq!(language("ts{1,3}"), "ts");
+        assert_eq!(language("JS:line-numbers title"), "js");
+        assert_eq!(language("sh [npm]"), "sh");
+        assert_eq!(language(""), "");
+    }
+
+    #[test]
+    fn oversized_blocks_stay_plain() {
+        assert_eq!(highlight("json", &"1,".repeat(MAX_BYTES)), None);
+    }
+}

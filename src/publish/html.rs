@@ -1,0 +1,536 @@
+//! The last pass over every rendered page, Markdown and generated alike:
+//! inside `<main>`, each heading with an `id` gets its `#` anchor link, the
+//! headings make the "On this page" outline (put where the template left the
+//! `OUTLINE_MARKER`), and the text is cut into sections for the search
+//! index. Doing it on the final HTML means a page added later, or a
+//! template overridden on disk, gets the same anchors, outline and search
+//! without further work.
+//!
+//! Templates steer it with two attributes: `data-search-skip` on an element
+//! keeps its text out of the index (big tables that repeat what other pages
+//! say), and `data-search-title="..."` with an `id` makes the element its own
+//! search entry (a results row, found by its model's name).
+//!
+//! The scanner reads HTML that this program wrote (templates, pulldown-cmark
+//! output, the raw HTML of docs pages) and needs byte offsets to insert the
+//! anchors; it knows tags, quoted attributes, comments and the raw-text
+//! elements (`script`, `style`, `textarea`, `title`), which is all that
+//! matters for text and headings. Malformed input yields imperfect text,
+//! never a panic. It does not know what a page is; `publish::site` calls it.
+
+use super::markdown::escape_html;
+
+/// Where a template wants the outline.
+pub const OUTLINE_MARKER: &str = "<!--vaultbench:outline-->";
+
+/// A heading of the page, with an id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    pub level: u8,
+    pub id: String,
+    pub text: String,
+}
+
+/// A run of page text under one heading (or one entry element).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Section {
+    /// The fragment to link to; `None` for text before the first heading.
+    pub anchor: Option<String>,
+    pub title: String,
+    pub text: String,
+}
+
+/// A finished page.
+#[derive(Debug, Default)]
+pub struct Finished {
+    pub html: String,
+    pub headings: Vec<Heading>,
+    pub sections: Vec<Section>,
+}
+
+/// The heading levels shown in the outline, inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutlineLevels {
+    pub min: u8,
+    pub max: u8,
+}
+
+impl Default for OutlineLevels {
+    fn default() -> Self {
+        OutlineLevels { min: 2, max: 3 }
+    }
+}
+
+/// An outline needs at least this many entries; shorter pages need none.
+const MIN_OUTLINE_ENTRIES: usize = 2;
+
+const RAW_TEXT: &[&str] = &["script", "style", "textarea", "title"];
+/// Elements whose text is never searched (besides `data-search-skip`).
+const NOT_TEXT: &[&str] = &["svg", "template", "button", "noscript"];
+/// Elements that do not break a word when they start or end.
+const INLINE: &[&str] =
+    &["a", "abbr", "b", "code", "em", "i", "kbd", "mark", "s", "small", "span", "strong", "sub", "sup", "u", "del"];
+const VOID: &[&str] =
+    &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"];
+
+/// One tag as scanned.
+struct Tag<'a> {
+    name: String,
+    closing: bool,
+    self_closing: bool,
+    /// The text between the name and `>`.
+    attrs: &'a str,
+    start: usize,
+    end: usize,
+}
+
+impl Tag<'_> {
+    /// The value of attribute `name`, entities of `&"'<>` decoded.
+    fn attr(&self, name: &str) -> Option<String> {
+        attribute(self.attrs, name)
+    }
+}
+
+fn attribute(attrs: &str, name: &str) -> Option<String> {
+    let bytes = attrs.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && (bytes[i].is_ascii_whitespace() || bytes[i] == b'/') {
+            i += 1;
+        }
+        let start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() && !matches!(bytes[i], b'=' | b'>' | b'/') {
+            i += 1;
+        }
+        let key = &attrs[start..i];
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let mut value = None;
+        if i < bytes.len() && bytes[i] == b'=' {
+            i += 1;
+            while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+                i += 1;
+            }
+            if i < bytes.len() && (bytes[i] == b'"' || bytes[i] == b'\'') {
+                let q = bytes[i];
+                let vstart = i + 1;
+                i = vstart;
+                while i < bytes.len() && bytes[i] != q {
+                    i += 1;
+                }
+                value = Some(&attrs[vstart..i.min(bytes.len())]);
+                i += 1;
+            } else {
+                let vstart = i;
+                while i < bytes.len() && !bytes[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                value = Some(&attrs[vstart..i]);
+            }
+        }
+        if key.eq_ignore_ascii_case(name) {
+            return Some(decode_entities(value.unwrap_or("")));
+        }
+        if i == start {
+            i += 1; // never stall on a stray character
+        }
+    }
+    None
+}
+
+/// Scan the tag starting at `html[at]` (a `<`); `None` if it is not a tag.
+fn scan_tag(html: &str, at: usize) -> Option<Tag<'_>> {
+    let rest = &html[at + 1..];
+    let closing = rest.starts_with('/');
+    let name_start = at + 1 + usize::from(closing);
+    let name_len = html[name_start..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).unwrap_or(0);
+    if name_len == 0 || !html.as_bytes()[name_start].is_ascii_alphabetic() {
+        return None;
+    }
+    let name = html[name_start..name_start + name_len].to_ascii_lowercase();
+    // The closing `>`, outside quoted attribute values.
+    let bytes = html.as_bytes();
+    let mut i = name_start + name_len;
+    let mut quote = None;
+    while i < bytes.len() {
+        match (quote, bytes[i]) {
+            (Some(q), c) if c == q => quote = None,
+            (None, b'"' | b'\'') => quote = Some(bytes[i]),
+            (None, b'>') => break,
+            _ => {}
+        }
+        i += 1;
+    }
+    let end = (i + 1).min(html.len());
+    let attrs = &html[name_start + name_len..i.min(html.len())];
+    Some(Tag { self_closing: attrs.ends_with('/'), name, closing, attrs, start: at, end })
+}
+
+/// Decode the entities our own escaping and pulldown-cmark produce, and
+/// numeric ones; others stay as written.
+pub fn decode_entities(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(p) = rest.find('&') {
+        out.push_str(&rest[..p]);
+        rest = &rest[p..];
+        // `;` is ASCII, so its byte position is a character boundary.
+        let end = rest.as_bytes()[..rest.len().min(12)].iter().position(|&b| b == b';');
+        let decoded = end.and_then(|e| {
+            let entity = &rest[1..e];
+            let c = match entity {
+                "amp" => Some('&'),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                "quot" => Some('"'),
+                "apos" => Some('\''),
+                "nbsp" => Some(' '),
+                _ => entity
+                    .strip_prefix("#x")
+                    .or_else(|| entity.strip_prefix("#X"))
+                    .and_then(|h| u32::from_str_radix(h, 16).ok())
+                    .or_else(|| entity.strip_prefix('#').and_then(|d| d.parse().ok()))
+                    .and_then(char::from_u32),
+            };
+            c.map(|c| (c, e))
+        });
+        match decoded {
+            Some((c, e)) => {
+                out.push(c);
+                rest = &rest[e + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Text being gathered, with whitespace collapsed.
+#[derive(Default)]
+struct TextBuf(String);
+
+impl TextBuf {
+    fn push(&mut self, text: &str) {
+        for c in text.chars() {
+            if c.is_whitespace() {
+                self.space();
+            } else {
+                self.0.push(c);
+            }
+        }
+    }
+
+    fn space(&mut self) {
+        if !self.0.is_empty() && !self.0.ends_with(' ') {
+            self.0.push(' ');
+        }
+    }
+
+    fn take(&mut self) -> String {
+        std::mem::take(&mut self.0).trim().to_string()
+    }
+}
+
+/// An element being tracked until its end tag: (name, nesting of the same name).
+struct Open {
+    name: String,
+    depth: usize,
+}
+
+impl Open {
+    /// Whether `tag` ends this element (and count nesting on the way).
+    fn ends_with(&mut self, tag: &Tag) -> bool {
+        if tag.name != self.name || tag.self_closing || VOID.contains(&tag.name.as_str()) {
+            return false;
+        }
+        if tag.closing {
+            if self.depth == 0 {
+                return true;
+            }
+            self.depth -= 1;
+        } else {
+            self.depth += 1;
+        }
+        false
+    }
+}
+
+/// Run the pass over a rendered page.
+pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
+    let Some(main_open) = html.find("<main").and_then(|p| scan_tag(html, p)).filter(|t| t.name == "main") else {
+        return Finished { html: html.replace(OUTLINE_MARKER, ""), ..Finished::default() };
+    };
+    let main_end = html.rfind("</main>").filter(|&e| e >= main_open.end).unwrap_or(html.len());
+
+    let mut headings = Vec::new();
+    let mut sections: Vec<Section> = Vec::new();
+    let mut current = Section::default();
+    let mut text = TextBuf::default();
+    let mut insertions: Vec<(usize, String)> = Vec::new();
+    // Elements whose text is skipped, the heading being read, the entry being read.
+    let mut skipping: Option<Open> = None;
+    let mut heading: Option<(Open, u8, String, TextBuf, bool)> = None;
+    let mut entry: Option<(Open, Section, TextBuf)> = None;
+
+    let mut at = main_open.end;
+    while at < main_end {
+        let Some(p) = html[at..main_end].find('<') else {
+            gather(&html[at..main_end], &skipping, &mut heading, &mut entry, &mut text);
+            break;
+        };
+        gather(&html[at..at + p], &skipping, &mut heading, &mut entry, &mut text);
+        at += p;
+        let rest = &html[at..main_end];
+        if rest.starts_with("<!--") {
+            at += rest.find("-->").map_or(rest.len(), |e| e + 3);
+            continue;
+        }
+        if rest.starts_with("<!") || rest.starts_with("<?") {
+            at += rest.find('>').map_or(rest.len(), |e| e + 1);
+            continue;
+        }
+        let Some(tag) = scan_tag(html, at) else {
+            gather("<", &skipping, &mut heading, &mut entry, &mut text);
+            at += 1;
+            continue;
+        };
+        at = tag.end;
+        if !tag.closing && RAW_TEXT.contains(&tag.name.as_str()) {
+            let close = format!("</{}", tag.name);
+            let lower_end = html[at..main_end].to_ascii_lowercase().find(&close);
+            at = lower_end.map_or(main_end, |e| {
+                let end_tag = at + e;
+                html[end_tag..main_end].find('>').map_or(main_end, |g| end_tag + g + 1)
+            });
+            continue;
+        }
+        let breaks_word = !INLINE.contains(&tag.name.as_str());
+        if let Some(open) = &mut skipping {
+            if open.ends_with(&tag) {
+                skipping = None;
+            }
+            continue;
+        }
+        if !tag.closing
+            && !tag.self_closing
+            && !VOID.contains(&tag.name.as_str())
+            && (NOT_TEXT.contains(&tag.name.as_str()) || tag.attr("data-search-skip").is_some())
+        {
+            skipping = Some(Open { name: tag.name.clone(), depth: 0 });
+            continue;
+        }
+        // A heading ends.
+        if let Some((open, level, id, mut heading_text, has_anchor)) = heading.take() {
+            let mut open = open;
+            if open.ends_with(&tag) {
+                let title = heading_text.take();
+                if !has_anchor {
+                    insertions.push((tag.start, anchor_link(&id, &title)));
+                }
+                if entry.is_none() {
+                    finish_section(&mut sections, &mut current, &mut text);
+                    current = Section { anchor: Some(id.clone()), title: title.clone(), text: String::new() };
+                }
+                headings.push(Heading { level, id, text: title });
+                continue;
+            }
+            let has_anchor = has_anchor || (tag.name == "a" && tag.attr("class").is_some_and(|c| c.contains("anchor")));
+            if breaks_word {
+                heading_text.space();
+            }
+            heading = Some((open, level, id, heading_text, has_anchor));
+            continue;
+        }
+        // An entry ends.
+        if let Some((open, _, _)) = &mut entry {
+            if open.ends_with(&tag) {
+                let (_, mut section, mut entry_text) = entry.take().expect("checked above");
+                section.text = entry_text.take();
+                sections.push(section);
+                continue;
+            }
+        }
+        if !tag.closing {
+            if let Some(level) = heading_level(&tag.name) {
+                if let Some(id) = tag.attr("id").filter(|id| !id.is_empty()) {
+                    heading = Some((Open { name: tag.name.clone(), depth: 0 }, level, id, TextBuf::default(), false));
+                    continue;
+                }
+            }
+            if entry.is_none() {
+                if let (Some(title), Some(id)) = (tag.attr("data-search-title"), tag.attr("id")) {
+                    let section = Section { anchor: Some(id), title, text: String::new() };
+                    entry = Some((Open { name: tag.name.clone(), depth: 0 }, section, TextBuf::default()));
+                    continue;
+                }
+            }
+        }
+        if breaks_word {
+            match &mut entry {
+                Some((_, _, t)) => t.space(),
+                None => text.space(),
+            }
+        }
+    }
+    if let Some((_, mut section, mut entry_text)) = entry.take() {
+        section.text = entry_text.take();
+        sections.push(section);
+    }
+    finish_section(&mut sections, &mut current, &mut text);
+
+    let mut out = String::with_capacity(html.len() + insertions.len() * 64 + 512);
+    let mut last = 0;
+    for (pos, insert) in &insertions {
+        out.push_str(&html[last..*pos]);
+        out.push_str(insert);
+        last = *pos;
+    }
+    out.push_str(&html[last..]);
+    let outline = outline_html(&headings, levels);
+    let html = out.replacen(OUTLINE_MARKER, &outline, 1);
+    Finished { html, headings, sections }
+}
+
+fn gather(
+    raw: &str,
+    skipping: &Option<Open>,
+    heading: &mut Option<(Open, u8, String, TextBuf, bool)>,
+    entry: &mut Option<(Open, Section, TextBuf)>,
+    text: &mut TextBuf,
+) {
+    if raw.is_empty() || skipping.is_some() {
+        return;
+    }
+    let decoded = decode_entities(raw);
+    match (heading, entry) {
+        (Some((_, _, _, t, has_anchor)), _) => {
+            // The `#` of an anchor link already in the heading is not its text.
+            if !(*has_anchor && decoded.trim() == "#") {
+                t.push(&decoded);
+            }
+        }
+        (None, Some((_, _, t))) => t.push(&decoded),
+        (None, None) => text.push(&decoded),
+    }
+}
+
+fn finish_section(sections: &mut Vec<Section>, current: &mut Section, text: &mut TextBuf) {
+    let mut section = std::mem::take(current);
+    section.text = text.take();
+    if section.anchor.is_some() || !section.text.is_empty() {
+        sections.push(section);
+    }
+}
+
+fn heading_level(name: &str) -> Option<u8> {
+    match name.as_bytes() {
+        [b'h', d @ b'1'..=b'6'] => Some(d - b'0'),
+        _ => None,
+    }
+}
+
+/// The `#` link after a heading's text.
+pub fn anchor_link(id: &str, title: &str) -> String {
+    format!(
+        " <a class=\"anchor\" href=\"#{}\" aria-label=\"Link to the section {}\">#</a>",
+        escape_html(id),
+        escape_html(title)
+    )
+}
+
+/// The outline of `headings` within `levels`, or nothing for a short page.
+pub fn outline_html(headings: &[Heading], levels: OutlineLevels) -> String {
+    let entries: Vec<&Heading> = headings.iter().filter(|h| h.level >= levels.min && h.level <= levels.max).collect();
+    if entries.len() < MIN_OUTLINE_ENTRIES {
+        return String::new();
+    }
+    let mut html = String::from(
+        "<nav class=\"outline\" aria-label=\"On this page\"><details><summary>On this page</summary><ul>",
+    );
+    for h in entries {
+        html.push_str(&format!(
+            "<li class=\"outline-{}\"><a href=\"#{}\">{}</a></li>",
+            h.level - levels.min + 1,
+            escape_html(&h.id),
+            escape_html(&h.text)
+        ));
+    }
+    html.push_str("</ul></details></nav>");
+    html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(main: &str) -> String {
+        format!(
+            "<html><head><title>T</title></head><body><nav><h2 id=\"nav\">Nav</h2></nav>{OUTLINE_MARKER}<main class=\"content\">{main}</main><footer>f</footer></body></html>"
+        )
+    }
+
+    #[test]
+    fn headings_get_anchors_and_make_the_outline() {
+        let f = finish(
+            &page("<h1 id=\"top\">Title</h1><p>Intro &amp; more</p><h2 id=\"a\">First <code>x</code></h2><p>one</p><h3 id=\"b\">Sub</h3><p>two</p><h2>No id</h2>"),
+            OutlineLevels::default(),
+        );
+        assert!(f.html.contains("<h2 id=\"a\">First <code>x</code> <a class=\"anchor\" href=\"#a\""), "{}", f.html);
+        assert!(f.html.contains("<h1 id=\"top\">Title <a class=\"anchor\" href=\"#top\""), "{}", f.html);
+        assert!(!f.html.contains("href=\"#nav\""), "outside main is left alone");
+        assert_eq!(
+            f.headings.iter().map(|h| (h.level, h.id.as_str(), h.text.as_str())).collect::<Vec<_>>(),
+            [(1, "top", "Title"), (2, "a", "First x"), (3, "b", "Sub")]
+        );
+        assert!(f.html.contains("<li class=\"outline-1\"><a href=\"#a\">First x</a></li><li class=\"outline-2\"><a href=\"#b\">Sub</a></li>"), "{}", f.html);
+        assert!(!f.html.contains(OUTLINE_MARKER));
+        let titles: Vec<_> = f.sections.iter().map(|s| (s.title.as_str(), s.text.as_str())).collect();
+        assert_eq!(titles, [("Title", "Intro & more"), ("First x", "one"), ("Sub", "two No id")]);
+    }
+
+    #[test]
+    fn a_short_page_has_no_outline_and_existing_anchors_are_kept() {
+        let f = finish(&page("<h2 id=\"a\">A <a class=\"anchor\" href=\"#a\">#</a></h2>"), OutlineLevels::default());
+        assert_eq!(f.html.matches("class=\"anchor\"").count(), 1);
+        assert!(!f.html.contains("<nav class=\"outline\""));
+        assert_eq!(f.headings[0].text, "A");
+    }
+
+    #[test]
+    fn skipped_text_entries_scripts_and_comments() {
+        let f = finish(
+            &page("<h2 id=\"t\">Table</h2><p>before</p><table data-search-skip><tr><td>hidden <table><tr><td>x</td></tr></table> still</td></tr></table><p>after</p>\
+                   <table><tr id=\"row-m\" data-search-title=\"model-x (ollama)\"><td>model-x</td><td>50%</td></tr><tr><td>plain</td></tr></table>\
+                   <script>if (a < b) { document.write('<h2 id=\"no\">') }</script><!-- <h2 id=\"c\">c</h2> --><svg><text>chart</text></svg>"),
+            OutlineLevels::default(),
+        );
+        let sections: Vec<_> =
+            f.sections.iter().map(|s| (s.anchor.as_deref(), s.title.as_str(), s.text.as_str())).collect();
+        assert_eq!(
+            sections,
+            [(Some("row-m"), "model-x (ollama)", "model-x 50%"), (Some("t"), "Table", "before after plain")]
+        );
+        assert_eq!(f.headings.len(), 1);
+    }
+
+    #[test]
+    fn malformed_html_does_not_panic() {
+        for html in [
+            "<main", "<main>", "<main><h2 id=\"x\">unclosed", "<main><a href=\"x>", "<main>< <> </ </main>",
+            "<main><h2 id='é'>é &#xZZ; &#1114112; &amp</h2></main>", "<main><script>", "<main><div data-search-skip>",
+        ] {
+            let _ = finish(html, OutlineLevels::default());
+        }
+        assert_eq!(decode_entities("a &lt;b&gt; &#65;&#x42; &unknown; &"), "a <b> AB &unknown; &");
+        assert_eq!(decode_entities("&quot;  ⚠️ x"), "\"  ⚠️ x");
+        assert_eq!(decode_entities("&⚠️⚠️⚠️;"), "&⚠️⚠️⚠️;");
+    }
+}

@@ -1,0 +1,85 @@
+//! The site's search index, built at publish time from the sections that
+//! `publish::html` cut every page into (docs pages and generated pages
+//! alike, so a model's name finds its results row).
+//!
+//! It is written as `search-index.js`, a script that sets one global, not as
+//! JSON: a page opened from disk (`file://`) may load a script but may not
+//! fetch a file. `static/site.js` loads it on the first search and scans it;
+//! no server, no CDN.
+//!
+//! Kept small: the text is the pages' visible text with whitespace
+//! collapsed, each page's URL is stored once, and tables that repeat other
+//! pages are left out by the templates (`data-search-skip`).
+
+use serde::Serialize;
+
+use super::html::Section;
+
+/// The file the index is written to, from the site root.
+pub const INDEX_FILE: &str = "search-index.js";
+
+/// The global the index script sets.
+const GLOBAL: &str = "vaultbenchSearchIndex";
+
+/// Every page's sections, in the order pages were added.
+#[derive(Debug, Default, Serialize)]
+pub struct SearchIndex {
+    /// (title, link from the site root).
+    pages: Vec<(String, String)>,
+    /// (page index, anchor or "", heading, text).
+    sections: Vec<(usize, String, String, String)>,
+}
+
+impl SearchIndex {
+    /// Add a page: its title, its link from the site root, its sections.
+    pub fn add(&mut self, title: &str, href: &str, sections: Vec<Section>) {
+        let page = self.pages.len();
+        self.pages.push((title.to_string(), href.to_string()));
+        for s in sections {
+            if s.text.is_empty() && s.title.is_empty() {
+                continue;
+            }
+            self.sections.push((page, s.anchor.unwrap_or_default(), s.title, s.text));
+        }
+    }
+
+    pub fn sections(&self) -> usize {
+        self.sections.len()
+    }
+
+    /// The index as a script. JSON is valid JavaScript; `</` is escaped so
+    /// no text can close a `<script>` element it might be inlined in.
+    pub fn to_script(&self) -> String {
+        let json = serde_json::to_string(self).expect("the index serializes");
+        format!("window.{GLOBAL}={};\n", json.replace("</", "<\\/"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_sets_the_global_with_every_section() {
+        let mut index = SearchIndex::default();
+        index.add(
+            "Results",
+            "results.html",
+            vec![
+                Section { anchor: Some("table".into()), title: "Table".into(), text: "rows </script>".into() },
+                Section { anchor: None, title: String::new(), text: String::new() },
+            ],
+        );
+        index.add("Home", "./", vec![Section { anchor: None, title: String::new(), text: "Welcome".into() }]);
+        assert_eq!(index.sections(), 2);
+        let script = index.to_script();
+        assert!(script.starts_with("window.vaultbenchSearchIndex={"), "{script}");
+        assert!(!script.contains("</script>"), "{script}");
+        let json: serde_json::Value =
+            serde_json::from_str(script.trim_end().trim_start_matches("window.vaultbenchSearchIndex=").trim_end_matches(';'))
+                .unwrap();
+        assert_eq!(json["pages"][1], serde_json::json!(["Home", "./"]));
+        assert_eq!(json["sections"][0], serde_json::json!([0, "table", "Table", "rows </script>"]));
+        assert_eq!(json["sections"][1], serde_json::json!([1, "", "", "Welcome"]));
+    }
+}

@@ -1,0 +1,251 @@
+// vaultbench docs site: search, the theme toggle, the phone menu, copy
+// buttons. Every page reads without this script; nothing here loads anything
+// from another site, and it works from a server or opened from disk.
+(function () {
+  "use strict";
+  var doc = document.documentElement;
+  // The way up from this page to the site root ("", "../", or the base path).
+  var root = doc.getAttribute("data-root") || "";
+
+  // Theme: the system's unless chosen; the choice is remembered.
+  var THEME_KEY = "vaultbench-theme";
+  var toggle = document.querySelector(".theme-toggle");
+  var systemDark = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+  function theme() {
+    var chosen = doc.getAttribute("data-theme");
+    if (chosen === "dark" || chosen === "light") return chosen;
+    return systemDark && systemDark.matches ? "dark" : "light";
+  }
+  function showTheme() {
+    if (toggle) toggle.setAttribute("aria-pressed", theme() === "dark" ? "true" : "false");
+  }
+  if (toggle) {
+    toggle.addEventListener("click", function () {
+      var next = theme() === "dark" ? "light" : "dark";
+      doc.setAttribute("data-theme", next);
+      try { localStorage.setItem(THEME_KEY, next); } catch (e) { /* storage off: this page only */ }
+      showTheme();
+    });
+  }
+  if (systemDark && systemDark.addEventListener) systemDark.addEventListener("change", showTheme);
+  showTheme();
+
+  // Phone menu.
+  var menu = document.querySelector(".menu-toggle");
+  if (menu) {
+    menu.addEventListener("click", function () {
+      var open = document.body.classList.toggle("nav-open");
+      menu.setAttribute("aria-expanded", open ? "true" : "false");
+    });
+  }
+
+  // The outline is open beside the text on wide screens, folded above it otherwise.
+  var outline = document.querySelector(".outline details");
+  if (outline && window.matchMedia && window.matchMedia("(min-width: 72em)").matches) outline.open = true;
+
+  // Copy buttons on code blocks.
+  function copyText(text, done) {
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { fallbackCopy(text, done); });
+    } else {
+      fallbackCopy(text, done);
+    }
+  }
+  function fallbackCopy(text, done) {
+    var area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.style.position = "fixed";
+    area.style.opacity = "0";
+    document.body.appendChild(area);
+    area.select();
+    try { document.execCommand("copy"); done(); } catch (e) { /* nothing to report to */ }
+    document.body.removeChild(area);
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("div.code"), function (block) {
+    var pre = block.querySelector("pre");
+    if (!pre) return;
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "copy";
+    button.textContent = "Copy";
+    button.setAttribute("aria-label", "Copy the code");
+    button.addEventListener("click", function () {
+      copyText(pre.textContent, function () {
+        button.textContent = "Copied";
+        button.classList.add("copied");
+        setTimeout(function () { button.textContent = "Copy"; button.classList.remove("copied"); }, 1500);
+      });
+    });
+    block.appendChild(button);
+  });
+
+  // Search: the index is a script (search-index.js, built with the site)
+  // loaded on first use.
+  var input = document.getElementById("search-input");
+  var box = document.getElementById("search-results");
+  if (!input || !box) return;
+  var index = null;
+  var loading = false;
+  var MAX_HITS = 12;
+
+  function load(then) {
+    if (index) return then();
+    if (loading) return;
+    loading = true;
+    var script = document.createElement("script");
+    script.src = root + "search-index.js";
+    script.onload = function () {
+      var data = window.vaultbenchSearchIndex;
+      if (!data) return;
+      index = {
+        pages: data.pages,
+        sections: data.sections,
+        pageTitles: data.pages.map(function (p) { return p[0].toLowerCase(); }),
+        headings: data.sections.map(function (s) { return s[2].toLowerCase(); }),
+        texts: data.sections.map(function (s) { return s[3].toLowerCase(); })
+      };
+      then();
+    };
+    script.onerror = function () { note("The search index could not be loaded."); };
+    document.head.appendChild(script);
+  }
+
+  function note(text) {
+    box.textContent = "";
+    var p = document.createElement("p");
+    p.className = "search-note";
+    p.textContent = text;
+    box.appendChild(p);
+    box.hidden = false;
+  }
+
+  function count(hay, term) {
+    var n = 0;
+    var at = hay.indexOf(term);
+    while (at !== -1 && n < 10) { n += 1; at = hay.indexOf(term, at + term.length); }
+    return n;
+  }
+
+  // Every term must appear in the section's heading, text or page title;
+  // matches in headings and titles count most.
+  function search(query) {
+    var terms = query.toLowerCase().split(/\s+/).filter(Boolean).slice(0, 8);
+    if (!terms.length) return [];
+    var hits = [];
+    for (var i = 0; i < index.sections.length; i++) {
+      var page = index.sections[i][0];
+      var score = 0;
+      for (var t = 0; t < terms.length; t++) {
+        var term = terms[t];
+        var inHeading = index.headings[i].indexOf(term) !== -1;
+        var inTitle = index.pageTitles[page].indexOf(term) !== -1;
+        var inText = count(index.texts[i], term);
+        if (!inHeading && !inTitle && !inText) { score = 0; break; }
+        score += (inHeading ? 10 : 0) + (inTitle ? 4 : 0) + Math.min(inText, 5);
+      }
+      if (score > 0) hits.push({ section: i, score: score });
+    }
+    hits.sort(function (a, b) { return b.score - a.score || a.section - b.section; });
+    return hits.slice(0, MAX_HITS).map(function (h) { return { section: index.sections[h.section], terms: terms }; });
+  }
+
+  // Text with every term marked, built as DOM nodes (the text may come from
+  // a baseline: it is never parsed as HTML).
+  function marked(text, terms, into) {
+    var lower = text.toLowerCase();
+    var pos = 0;
+    while (pos < text.length) {
+      var next = -1, len = 0;
+      for (var t = 0; t < terms.length; t++) {
+        var at = lower.indexOf(terms[t], pos);
+        if (at !== -1 && (next === -1 || at < next)) { next = at; len = terms[t].length; }
+      }
+      if (next === -1) { into.appendChild(document.createTextNode(text.slice(pos))); break; }
+      if (next > pos) into.appendChild(document.createTextNode(text.slice(pos, next)));
+      var mark = document.createElement("mark");
+      mark.textContent = text.slice(next, next + len);
+      into.appendChild(mark);
+      pos = next + len;
+    }
+  }
+
+  function snippet(text, terms) {
+    var lower = text.toLowerCase();
+    var first = -1;
+    terms.forEach(function (term) {
+      var at = lower.indexOf(term);
+      if (at !== -1 && (first === -1 || at < first)) first = at;
+    });
+    if (first === -1) return text.slice(0, 140);
+    var start = Math.max(0, first - 50);
+    return (start > 0 ? "…" : "") + text.slice(start, start + 160) + (start + 160 < text.length ? "…" : "");
+  }
+
+  function show() {
+    var query = input.value.trim();
+    if (!query) { box.hidden = true; box.textContent = ""; return; }
+    var hits = search(query);
+    if (!hits.length) { note("No results for “" + query + "”."); return; }
+    box.textContent = "";
+    var list = document.createElement("ul");
+    hits.forEach(function (hit) {
+      var s = hit.section;
+      var page = index.pages[s[0]];
+      var a = document.createElement("a");
+      a.href = root + page[1] + (s[1] ? "#" + encodeURIComponent(s[1]) : "");
+      a.className = "search-hit";
+      var title = document.createElement("span");
+      title.className = "hit-title";
+      marked(s[2] && s[2] !== page[0] ? page[0] + " › " + s[2] : page[0], hit.terms, title);
+      var text = document.createElement("span");
+      text.className = "hit-text";
+      marked(snippet(s[3], hit.terms), hit.terms, text);
+      a.appendChild(title);
+      a.appendChild(text);
+      a.addEventListener("click", close);
+      var li = document.createElement("li");
+      li.appendChild(a);
+      list.appendChild(li);
+    });
+    box.appendChild(list);
+    box.hidden = false;
+  }
+
+  function close() { box.hidden = true; }
+  function hitLinks() { return Array.prototype.slice.call(box.querySelectorAll("a")); }
+
+  input.addEventListener("focus", function () { load(function () {}); });
+  input.addEventListener("input", function () { load(show); });
+  input.addEventListener("keydown", function (e) {
+    if (e.key === "ArrowDown") {
+      var first = hitLinks()[0];
+      if (first) { e.preventDefault(); first.focus(); }
+    } else if (e.key === "Enter") {
+      var top = hitLinks()[0];
+      if (top) { e.preventDefault(); top.click(); }
+    } else if (e.key === "Escape") {
+      close();
+      input.blur();
+    }
+  });
+  box.addEventListener("keydown", function (e) {
+    var links = hitLinks();
+    var at = links.indexOf(document.activeElement);
+    if (e.key === "ArrowDown" && at < links.length - 1) { e.preventDefault(); links[at + 1].focus(); }
+    if (e.key === "ArrowUp") { e.preventDefault(); (at > 0 ? links[at - 1] : input).focus(); }
+    if (e.key === "Escape") { close(); input.focus(); }
+  });
+  document.addEventListener("click", function (e) {
+    if (!box.hidden && !box.contains(e.target) && e.target !== input) close();
+  });
+  // "/" anywhere (but in a text field) goes to the search box.
+  document.addEventListener("keydown", function (e) {
+    if (e.key !== "/" || e.ctrlKey || e.metaKey || e.altKey) return;
+    var el = document.activeElement;
+    var typing = el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
+    if (typing) return;
+    e.preventDefault();
+    input.focus();
+  });
+})();
