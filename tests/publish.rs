@@ -564,4 +564,93 @@ fn every_generated_url_is_safe_and_leads_somewhere_whatever_the_names() {
     let results = read(dir.path(), "results.html");
     assert!(results.contains("href=\"/baselines/a%20b%22%3Cx%3E%23%3F%25.html\""), "{results}");
     assert!(!results.contains("href=\"javascript"), "{results}");
+
+#[test]
+fn containers_and_alerts_are_callouts_and_unknown_ones_fail_with_strict() {
+    let dir = project();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(
+        docs.join("index.md"),
+        "# Home\n\n::: tip Try it\nA *tip*.\n:::\n\n> [!CAUTION]\n> Careful.\n\n::: spoiler\nHidden.\n:::\n",
+    )
+    .unwrap();
+    let out = vaultbench(&["publish"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let file = Path::new("docs").join("index.md");
+    assert!(err.contains(&format!("{}:10: unknown container `::: spoiler`", file.display())), "{err}");
+    let index = read(dir.path(), "index.html");
+    assert!(index.contains("<div class=\"callout callout-tip\" role=\"note\"><p class=\"callout-title\">Try it</p>"));
+    assert!(index.contains("<div class=\"callout callout-caution\" role=\"note\"><p class=\"callout-title\">Caution</p>"));
+    assert!(index.contains("<div class=\"callout callout-other\" role=\"note\">\n<p>Hidden.</p>"), "{index}");
+    assert!(!index.contains(":::"), "{index}");
+
+    let out = vaultbench(&["publish", "--strict"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("1 warning with --strict"), "{}", stderr(&out));
+}
+
+#[test]
+fn deploy_files_and_page_metadata_follow_the_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("vaultbench.toml"),
+        "[site]\ntitle = \"Bench\"\ndescription = \"Agent evals for notes vaults.\"\n\
+         url = \"https://example.org/bench/\"\nedit_url = \"https://example.org/repo/edit/main/docs/{path}\"\n\
+         clean_urls = true\n",
+    )
+    .unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(docs.join("guide")).unwrap();
+    std::fs::write(docs.join("index.md"), "# Home\n\nWelcome to [setup](guide/setup.md).\n").unwrap();
+    std::fs::write(
+        docs.join("guide/setup.md"),
+        "---\ndescription: How to set it up.\n---\n# Setup\n\n## Install\n\nText.\n\n## Configure\n\nMore.\n",
+    )
+    .unwrap();
+    write_result(&dir.path().join("evals/baselines/ollama-m.json"), &sample_result("ollama", "model-m", &[("t", &[true])]));
+    let out = vaultbench(&["publish", "--strict"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Clean URLs: pages are folders, linked relatively; the 404 page stays at the root.
+    let setup = read(dir.path(), "guide/setup/index.html");
+    assert!(read(dir.path(), "index.html").contains("href=\"guide/setup/\""));
+    assert!(setup.contains("href=\"../../static/style.css\""), "relative to the page");
+    assert!(setup.contains("href=\"../../results/\""), "{setup}");
+    let not_found = read(dir.path(), "404.html");
+    assert!(not_found.contains("href=\"/bench/static/style.css\""), "the 404 page links from the base path");
+    assert!(dir.path().join("site/baselines/ollama-m/index.html").is_file());
+
+    // Meta description and Open Graph: the page's own, else the site's; the first paragraph otherwise.
+    assert!(setup.contains("<meta name=\"description\" content=\"How to set it up.\">"), "{setup}");
+    assert!(setup.contains("<meta property=\"og:title\" content=\"Setup\">"));
+    assert!(setup.contains("<meta property=\"og:url\" content=\"https://example.org/bench/guide/setup/\">"));
+    assert!(setup.contains("<link rel=\"canonical\" href=\"https://example.org/bench/guide/setup/\">"));
+    let index = read(dir.path(), "index.html");
+    assert!(index.contains("<meta name=\"description\" content=\"Welcome to setup.\">"), "{index}");
+    assert!(read(dir.path(), "tasks/index.html").contains("<meta name=\"description\" content=\"The tasks of the current suite"));
+    assert!(index.contains("rel=\"icon\" href=\"static/favicon.svg\""));
+    assert!(dir.path().join("site/static/favicon.svg").is_file());
+
+    // The edit link, the outline and the previous/next links.
+    assert!(setup.contains("href=\"https://example.org/repo/edit/main/docs/guide/setup.md\">Edit this page</a>"));
+    assert!(setup.contains("<nav class=\"outline\" aria-label=\"On this page\">"), "{setup}");
+    assert!(setup.contains("<a href=\"#install\">Install</a>"));
+    assert!(setup.contains("rel=\"prev\"><span class=\"dir\">Previous</span> Home</a>"), "{setup}");
+    assert!(setup.contains("<h2 id=\"install\">Install <a class=\"anchor\" href=\"#install\""));
+
+    // The sitemap lists every page at its public address.
+    let sitemap = read(dir.path(), "sitemap.xml");
+    for loc in ["https://example.org/bench/", "https://example.org/bench/guide/setup/", "https://example.org/bench/results/"] {
+        assert!(sitemap.contains(&format!("<loc>{loc}</loc>")), "{loc} in {sitemap}");
+    }
+    assert!(!sitemap.contains("404"), "{sitemap}");
+
+    // The search index holds the pages' headings and text and the results row.
+    let index_js = read(dir.path(), "search-index.js");
+    assert!(index_js.starts_with("window.vaultbenchSearchIndex="));
+    assert!(index_js.contains("[\"Setup\",\"guide/setup/\"]"), "{index_js}");
+    assert!(index_js.contains("\"install\",\"Install\",\"Text.\""), "{index_js}");
+    assert!(index_js.contains("\"model-ollama-m\",\"model-m (ollama)\""), "{index_js}");
 }

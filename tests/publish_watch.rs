@@ -113,3 +113,55 @@ fn a_malformed_baseline_while_watching_is_a_warning_not_an_outage() {
     assert!(w.wait_line("bad.json", WAIT).is_some(), "the warning names the file");
     assert_eq!(get(&format!("{}results.html", w.url)).status, 200);
 }
+
+#[test]
+fn a_sub_path_preview_answers_at_the_printed_url() {
+    for clean in [false, true] {
+        let dir = project();
+        std::fs::write(
+            dir.path().join("vaultbench.toml"),
+            format!("[site]\nbase_path = \"/vaultbench/\"\nclean_urls = {clean}\n"),
+        )
+        .unwrap();
+        let w = Watcher::start(dir.path(), &[]);
+        assert!(w.url.ends_with("/vaultbench/"), "{}", w.url);
+        let home = get(&w.url);
+        assert_eq!(home.status, 200, "the printed URL answers (clean URLs: {clean})");
+        assert!(home.body.contains("<main"), "{}", home.body);
+        let results = if clean { "results/" } else { "results.html" };
+        assert_eq!(get(&format!("{}{results}", w.url)).status, 200, "{results}");
+        assert_eq!(get(&format!("{}static/style.css", w.url)).status, 200);
+        let missing = get(&format!("{}no-such-page.html", w.url));
+        assert_eq!(missing.status, 404);
+        assert!(missing.body.contains("Page not found"), "the site's own 404 page: {}", missing.body);
+        // The root and the base path without its slash lead to the home page.
+        let host = w.url.trim_start_matches("http://").split('/').next().unwrap().to_string();
+        assert_eq!(get(&format!("http://{host}/")).status, 307);
+        assert_eq!(get(&format!("http://{host}/vaultbench")).status, 307);
+        assert_eq!(get(&format!("http://{host}/elsewhere.html")).status, 404);
+        if clean {
+            let folder = http_head(&format!("{}results", w.url));
+            assert!(folder.contains("/vaultbench/results/"), "the redirect keeps the base path: {folder}");
+        }
+        assert_eq!(w.interrupt(), Some(130));
+    }
+}
+
+/// The status line and headers of a GET.
+fn http_head(url: &str) -> String {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').map(|(h, p)| (h, format!("/{p}"))).unwrap();
+    let mut stream = TcpStream::connect(host).unwrap();
+    stream.set_read_timeout(Some(WAIT)).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut head = String::new();
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    head
+}

@@ -1,5 +1,8 @@
 //! The preview server of `publish --watch`: the output folder over HTTP on
-//! 127.0.0.1 (axum + tower-http's `ServeDir`), under the site's base path.
+//! 127.0.0.1 (axum + tower-http's `ServeDir`), under the site's base path:
+//! with `base_path = "/docs/"`, `/docs/` is the home page, `/` leads there,
+//! and a missing page gets the site's `404.html` with status 404, as a
+//! static host would answer.
 //!
 //! Only here, HTML responses get a small live-reload script; it listens on a
 //! server-sent-events stream and reloads the page after each rebuild. While
@@ -22,7 +25,7 @@ use axum::routing::get;
 use tokio::sync::broadcast;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::BroadcastStream;
-use tower_http::services::ServeDir;
+use tower_http::services::{ServeDir, ServeFile};
 
 use super::markdown::escape_html;
 
@@ -59,19 +62,50 @@ impl ServerState {
 }
 
 pub fn router(out: PathBuf, state: Arc<ServerState>) -> Router {
-    let files = ServeDir::new(out);
-    let site = Router::new().fallback_service(files).layer(middleware::from_fn_with_state(Arc::clone(&state), pages));
-    let mut app = Router::new()
+    let files = ServeDir::new(&out).not_found_service(ServeFile::new(out.join("404.html")));
+    let site = Router::new()
+        .fallback_service(files)
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), pages))
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), under_base_path));
+    Router::new()
         .route(EVENTS_PATH, get(events))
-        .route(SCRIPT_PATH, get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT) }));
-    if state.base_path == "/" {
-        app = app.merge(site);
-    } else {
-        let base = state.base_path.trim_end_matches('/').to_string();
-        let target = state.base_path.clone();
-        app = app.nest(&base, site).route("/", get(move || async move { Redirect::temporary(&target) }));
+        .route(SCRIPT_PATH, get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT) }))
+        .merge(site)
+        .with_state(state)
+}
+
+/// Serve the site under its base path: the prefix is taken off before the
+/// file lookup and put back on redirects (`/docs/guide` to `/docs/guide/`).
+async fn under_base_path(State(state): State<Arc<ServerState>>, mut req: Request, next: Next) -> Response {
+    let base = state.base_path.as_str();
+    if base == "/" {
+        return next.run(req).await;
     }
-    app.with_state(state)
+    let path = req.uri().path().to_string();
+    let inner = match path.strip_prefix(base.trim_end_matches('/')) {
+        Some("") => return Redirect::temporary(base).into_response(),
+        Some(rest) if rest.starts_with('/') => rest.to_string(),
+        // Outside the base path: the home page is one click away.
+        _ if path == "/" => return Redirect::temporary(base).into_response(),
+        _ => "/__outside_the_base_path__".to_string(),
+    };
+    let mut parts = req.uri().clone().into_parts();
+    let query = req.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
+    parts.path_and_query = format!("{inner}{query}").parse().ok();
+    if let Ok(uri) = axum::http::Uri::from_parts(parts) {
+        *req.uri_mut() = uri;
+    }
+    let mut res = next.run(req).await;
+    if res.status().is_redirection() {
+        let location = res.headers().get(header::LOCATION).and_then(|l| l.to_str().ok()).map(str::to_string);
+        if let Some(location) = location.filter(|l| l.starts_with('/') && !l.starts_with("//")) {
+            let prefixed = format!("{}{location}", base.trim_end_matches('/'));
+            if let Ok(value) = HeaderValue::from_str(&prefixed) {
+                res.headers_mut().insert(header::LOCATION, value);
+            }
+        }
+    }
+    res
 }
 
 async fn events(State(state): State<Arc<ServerState>>) -> impl IntoResponse {

@@ -309,9 +309,10 @@ impl Site {
         };
         let mut errors: Vec<String> = Vec::new();
         let mut written_by: HashMap<String, String> = HashMap::new();
-        for out in generated.iter().chain([&NOT_FOUND_PAGE.to_string()]) {
+        for out in &generated {
             written_by.insert(links::output_path(out, clean), "a generated page".into());
         }
+        written_by.insert(NOT_FOUND_PAGE.into(), "the generated 404 page".into());
         for page in &self.content.pages {
             let out = links::output_path(&page.out, clean);
             if let Some(other) = written_by.insert(out.clone(), page.file.display().to_string()) {
@@ -492,7 +493,8 @@ impl Site {
                 search.add(&page.title, &links::href_path(&page.url, clean), finished.sections);
                 sitemap.push(page.url.clone());
             }
-            let rel = links::output_path(&page.url, clean);
+            // Static hosts look for the 404 page at the root, whatever the URL style.
+            let rel = if page.url == NOT_FOUND_PAGE { page.url } else { links::output_path(&page.url, clean) };
             files.push(OutFile { rel, data: OutData::Bytes(finished.html.into_bytes()) });
         }
         files.push(OutFile { rel: search::INDEX_FILE.into(), data: OutData::Bytes(search.to_script().into_bytes()) });
