@@ -2,6 +2,10 @@
 //! (chromedriver + HTTP JSON): `publish --watch` serves the results page,
 //! the table is checked in the browser, then a new baseline file appears and
 //! the open page must reload by itself and show the new row within 2 s.
+//! Then the site as a reader uses it: opened from disk (`file://`) it is
+//! styled and its links work; search (keyboard `/`) finds a page and a
+//! model's row; the theme toggle switches and is remembered; a heading's
+//! anchor scrolls to it; a preview under a sub-path answers at its URL.
 //!
 //! Skips, saying why, when chromium or chromedriver is not installed
 //! (`.ci/run` installs both).
@@ -45,6 +49,7 @@ impl Driver {
                 "binary": chromium,
                 "args": [
                     "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                    "--window-size=1280,900",
                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
                     format!("--user-data-dir={}", profile.path().display()),
                 ],
@@ -74,6 +79,33 @@ impl Driver {
             &format!("/session/{}/execute/sync", self.session),
             Some(json!({"script": script, "args": []})),
         )
+    }
+
+    /// Press keys as a user would (to whatever has the focus).
+    fn keys(&self, text: &str) {
+        let mut actions = Vec::new();
+        for c in text.chars() {
+            actions.push(json!({"type": "keyDown", "value": c.to_string()}));
+            actions.push(json!({"type": "keyUp", "value": c.to_string()}));
+        }
+        self.call(
+            "POST",
+            &format!("/session/{}/actions", self.session),
+            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
+        );
+    }
+
+    /// Click the element matching `css` (a real pointer click).
+    fn click(&self, css: &str) {
+        let found =
+            self.call("POST", &format!("/session/{}/element", self.session), Some(json!({"using": "css selector", "value": css})));
+        let id = found.as_object().and_then(|o| o.values().next()).and_then(|v| v.as_str()).expect("an element id");
+        self.call("POST", &format!("/session/{}/element/{id}/click", self.session), Some(json!({})));
+    }
+
+    /// Evaluate `script` until it returns true, for up to 10 s.
+    fn wait_until(&self, script: &str) -> bool {
+        eventually(Duration::from_secs(10), || self.eval(script) == json!(true))
     }
 }
 
@@ -162,6 +194,145 @@ fn the_results_page_reloads_with_a_new_baseline_within_two_seconds() {
         rows[0],
         json!(["second-model", "gemini", "2", "2", "100.0%", "100.0%", "—", "2/2", "—", "—", "2026-11-20", "0123abc"])
     );
+    drop(driver);
+    assert_eq!(watch.interrupt(), Some(130));
+}
+
+/// A project with our docs and two baselines, published to `site/`.
+fn published_project(config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&repo_docs(), &dir.path().join("docs"));
+    std::fs::write(dir.path().join("vaultbench.toml"), config).unwrap();
+    let baselines = dir.path().join("evals/baselines");
+    common::write_result(
+        &baselines.join("ollama-first.json"),
+        &common::sample_result("ollama", "first-model", &[("alpha", &[true, true]), ("beta", &[true, false])]),
+    );
+    common::write_result(
+        &baselines.join("gemini-second.json"),
+        &common::sample_result("gemini", "second-model", &[("alpha", &[true, true]), ("beta", &[true, true])]),
+    );
+    let out = common::vaultbench(&["publish", "--strict"], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    dir
+}
+
+fn file_url(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// Whether the page has its stylesheet: the header is sticky only by it.
+const STYLED: &str = "return getComputedStyle(document.querySelector('header.top')).position === 'sticky';";
+
+#[test]
+fn the_site_opened_from_disk_is_styled_its_links_work_and_search_finds_pages_and_rows() {
+    let Some((chromium, chromedriver)) = programs() else { return };
+    let dir = published_project("[site]\n");
+    let site = dir.path().join("site");
+    let driver = Driver::start(&chromium, &chromedriver);
+
+    driver.goto(&file_url(&site.join("index.html")));
+    assert_eq!(driver.eval(STYLED), json!(true), "the stylesheet loads from disk");
+    // A link in the navigation, then one back from a page one folder down.
+    driver.click("nav.sidebar a[href='results.html']");
+    assert!(driver.wait_until("return location.pathname.endsWith('/results.html') && !!document.querySelector('table.results');"));
+    driver.click("table.results tbody tr:first-child td:first-child a");
+    assert!(driver.wait_until("return location.pathname.endsWith('/baselines/gemini-second.html');"));
+    assert_eq!(driver.eval(STYLED), json!(true), "a page in a folder is styled too");
+    assert_eq!(driver.eval("return document.querySelector('h1').textContent.includes('second-model');"), json!(true));
+    driver.click("nav.sidebar a[href='../tools.html']");
+    assert!(driver.wait_until("return location.pathname.endsWith('/tools.html') && document.title.startsWith('The vault tools');"));
+
+    // Search: `/` focuses the box; a page is found by its words...
+    driver.keys("/");
+    assert_eq!(driver.eval("return document.activeElement.id;"), json!("search-input"));
+    driver.keys("judge retries");
+    assert!(
+        driver.wait_until("var r = document.querySelector('#search-results'); return !r.hidden && r.querySelectorAll('a').length > 0;"),
+        "no search results"
+    );
+    let first = driver.eval("return document.querySelector('#search-results a .hit-title').textContent;");
+    assert!(first.as_str().unwrap().contains("Providers"), "the first hit: {first}");
+    // ...and a model by its name, leading to its row of the results table.
+    driver.eval("var i = document.querySelector('#search-input'); i.value = ''; i.focus(); return null;");
+    driver.keys("second-model");
+    assert!(driver.wait_until(
+        "return Array.from(document.querySelectorAll('#search-results a')).some(a => a.pathname.endsWith('/results.html') && a.hash === '#model-gemini-second');"
+    ));
+    let hits = driver.eval("return Array.from(document.querySelectorAll('#search-results a .hit-title')).map(t => t.textContent);");
+    assert!(hits[0].as_str().unwrap().contains("second-model"), "{hits}");
+    let row = driver.eval("return Array.from(document.querySelectorAll('#search-results a')).findIndex(a => a.pathname.endsWith('/results.html') && a.hash === '#model-gemini-second');");
+    assert_eq!(hits[row.as_u64().unwrap() as usize], json!("Results › second-model (gemini)"));
+    // ArrowDown to the row's hit, Enter.
+    driver.keys(&"\u{E015}".repeat(row.as_u64().unwrap() as usize + 1));
+    driver.keys("\u{E007}");
+    assert!(
+        driver.wait_until("return location.pathname.endsWith('/results.html') && location.hash === '#model-gemini-second';"),
+        "the hit leads to the row: {}",
+        driver.eval("return location.href;")
+    );
+    assert_eq!(
+        driver.eval("return document.querySelector(':target td').textContent.trim();"),
+        json!("second-model"),
+        "the row is the target"
+    );
+}
+
+#[test]
+fn the_theme_toggle_switches_and_is_remembered_and_anchors_scroll() {
+    let Some((chromium, chromedriver)) = programs() else { return };
+    let dir = published_project("[site]\n");
+    let site = dir.path().join("site");
+    let driver = Driver::start(&chromium, &chromedriver);
+    let background = "return getComputedStyle(document.body).backgroundColor;";
+
+    driver.goto(&file_url(&site.join("index.html")));
+    assert_eq!(driver.eval(background), json!("rgb(255, 255, 255)"), "light by default (the system's)");
+    driver.click(".theme-toggle");
+    assert_eq!(driver.eval("return document.documentElement.getAttribute('data-theme');"), json!("dark"));
+    assert_eq!(driver.eval(background), json!("rgb(15, 18, 22)"));
+    assert_eq!(driver.eval("return document.querySelector('.theme-toggle').getAttribute('aria-pressed');"), json!("true"));
+    // Another page, opened afresh, keeps the choice.
+    driver.goto(&file_url(&site.join("results.html")));
+    assert_eq!(driver.eval(background), json!("rgb(15, 18, 22)"), "remembered");
+    driver.click(".theme-toggle");
+    driver.goto(&file_url(&site.join("tools.html")));
+    assert_eq!(driver.eval(background), json!("rgb(255, 255, 255)"), "back to light, remembered too");
+
+    // A heading's anchor link scrolls it to the top, below the sticky header.
+    // One far enough down to scroll, with enough page below it to reach the top.
+    let id = driver.eval(
+        "var room = document.documentElement.scrollHeight - innerHeight; \
+         var h = Array.from(document.querySelectorAll('main h2[id]')).filter(h => h.offsetTop > innerHeight && h.offsetTop < room); \
+         return h[0].id;",
+    );
+    let id = id.as_str().unwrap().to_string();
+    assert_eq!(driver.eval("return window.scrollY;"), json!(0));
+    driver.eval(&format!("document.querySelector('#{id} a.anchor').click(); return null;"));
+    assert!(driver.wait_until(&format!("return location.hash === '#{id}';")));
+    let top = driver.eval(&format!("return document.getElementById('{id}').getBoundingClientRect().top;"));
+    let header = driver.eval("return document.querySelector('header.top').getBoundingClientRect().height;");
+    let (top, header) = (top.as_f64().unwrap(), header.as_f64().unwrap());
+    assert!(driver.eval("return window.scrollY;").as_f64().unwrap() > 0.0, "the page scrolled");
+    assert!(top >= header - 1.0 && top < header + 60.0, "the heading sits below the header: top {top}, header {header}");
+}
+
+#[test]
+fn a_preview_under_a_sub_path_answers_at_its_printed_url_in_the_browser() {
+    let Some((chromium, chromedriver)) = programs() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&repo_docs(), &dir.path().join("docs"));
+    std::fs::write(dir.path().join("vaultbench.toml"), "[site]\nbase_path = \"/vaultbench/\"\n").unwrap();
+    std::fs::create_dir_all(dir.path().join("evals/baselines")).unwrap();
+    let watch = Watcher::start(dir.path(), &[]);
+    assert!(watch.url.ends_with("/vaultbench/"), "{}", watch.url);
+    assert_eq!(get(&watch.url).status, 200);
+    let driver = Driver::start(&chromium, &chromedriver);
+    driver.goto(&watch.url);
+    assert_eq!(driver.eval(STYLED), json!(true));
+    assert_eq!(driver.eval("return document.querySelector('h1').textContent.trim();"), json!("vaultbench #"));
+    driver.click("nav.sidebar a[href='tools.html']");
+    assert!(driver.wait_until("return location.pathname === '/vaultbench/tools.html';"));
     drop(driver);
     assert_eq!(watch.interrupt(), Some(130));
 }
