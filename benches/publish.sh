@@ -26,12 +26,19 @@ trap 'kill "${WATCH_PID:-}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 # shellcheck source=benches/lib.sh
 source "$ROOT/benches/lib.sh"
 
+# Size of a built site's search index, raw and gzipped.
+index_size() {
+    printf '%-58s %s KiB (%s KiB gzipped)\n' "search index: $1" \
+        "$(( $(stat -c %s "$2/search-index.js") / 1024 ))" "$(( $(gzip -9c "$2/search-index.js" | wc -c) / 1024 ))"
+}
+
 echo "machine: $(nproc) cores; runs per figure: $RUNS"
 
 # 1. Our docs + the upstream baselines.
 mkdir -p "$WORK/p1"
 report "our docs + 2 upstream baselines" \
     "cd $WORK/p1 && $BIN publish --docs $ROOT/docs --baselines $UP/baselines --suite $UP --out site"
+index_size "our docs + 2 upstream baselines" "$WORK/p1/site"
 
 # 2. Our docs + 200 synthetic baselines.
 mkdir -p "$WORK/b200" "$WORK/p2"
@@ -52,9 +59,12 @@ report "our docs + 200 synthetic baselines, one parsing thread" \
 mkdir -p "$WORK/p3"
 report "upstream docs (32 pages) + 2 baselines: vaultbench" \
     "cd $WORK/p3 && $BIN publish --docs $UP/docs --baselines $UP/baselines --suite $UP --out site"
+OURS_MS="$LAST_MS"
+index_size "upstream docs (32 pages) + 2 baselines" "$WORK/p3/site"
+# The peer is pinned: mdBook 0.5.4, installed outside the repository.
 MDBOOK=/tmp/mdbook/bin/mdbook
-if [ ! -x "$MDBOOK" ]; then
-    cargo install mdbook --root /tmp/mdbook --quiet || true
+if ! "$MDBOOK" --version 2>/dev/null | grep -q ' v0\.5\.4$'; then
+    cargo install mdbook --version 0.5.4 --locked --force --root /tmp/mdbook --quiet || true
 fi
 if [ -x "$MDBOOK" ]; then
     mkdir -p "$WORK/book"
@@ -69,6 +79,7 @@ if [ -x "$MDBOOK" ]; then
     } > "$WORK/book/src/SUMMARY.md"
     echo "mdBook: $($MDBOOK --version)"
     report "upstream docs (32 pages): mdBook (no generated table)" "cd $WORK/book && $MDBOOK build -d $WORK/book/out"
+    python3 -c "print(f'vaultbench publishes the 32 pages {$LAST_MS / $OURS_MS:.1f}x faster than mdBook (medians, same run)')"
 else
     echo "mdBook could not be installed; skipping the peer comparison"
 fi

@@ -14,8 +14,15 @@ use super::{PublishOptions, WatchOptions};
     new ones (e.g. partials a page can {% include %}).\n\n\
     A page places generated content with {{ results_table() }}, {{ results_chart() }}, {{ task_matrix() }} or \
     {{ task_catalog() }} on a line of its own; template syntax inside code and raw HTML is left as written.\n\n\
-    Configuration (optional, in --config): [site] title, repository (commit links), base_path (serving under a \
-    sub-path).")]
+    Pages may use GitHub alerts (> [!NOTE], [!TIP], [!IMPORTANT], [!WARNING], [!CAUTION]) and VitePress \
+    containers (::: info|tip|warning|danger|details [title] ... :::); an unknown container is a warning. Code \
+    blocks are highlighted at build time. Frontmatter: title, description, order, outline, editLink, lastUpdated, \
+    layout: home (hero, features).\n\n\
+    Configuration (optional, in --config): [site] title, description, url (sitemap.xml, Open Graph; its path is \
+    the base path), base_path (serving under a sub-path), repository (commit links), edit_url (with {path}), \
+    clean_urls, last_updated, lang.\n\n\
+    The site links relatively, so it works from any server and opened from disk; it includes 404.html, a \
+    search index (search-index.js) and, with url set, sitemap.xml.")]
 pub struct PublishArgs {
     /// The Markdown pages.
     #[arg(long, value_name = "DIR", default_value = "docs")]
@@ -44,7 +51,8 @@ pub struct PublishArgs {
     #[arg(long, default_value_t = 0, requires = "watch")]
     pub port: u16,
     /// Fail (exit 1, nothing written) on any warning: a malformed baseline,
-    /// a broken internal link, a suite that does not load.
+    /// a broken internal link, an unknown container or code language, a Vue
+    /// block that cannot be shown, a suite that does not load.
     #[arg(long)]
     pub strict: bool,
 }

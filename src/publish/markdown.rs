@@ -303,7 +303,8 @@ fn callout_open(kind: CalloutKind, title: &str, name: &str) -> (String, Quote) {
 
 /// A code block: highlighted when its language has a grammar (class
 /// `highlighted`), escaped and plain otherwise. The stylesheet shows the
-/// language; the page script adds the copy button.
+/// language; the page script adds the copy button. The block scrolls
+/// sideways, so it takes the keyboard focus (`tabindex`) to scroll by keys.
 pub fn code_block(lang: &str, code: &str) -> String {
     let lang_attr = escape_html(lang);
     let (class, body) = match highlight::highlight(lang, code) {
@@ -311,10 +312,10 @@ pub fn code_block(lang: &str, code: &str) -> String {
         None => ("code", escape_html(code)),
     };
     if lang.is_empty() {
-        format!("<div class=\"{class}\"><pre><code>{body}</code></pre></div>\n")
+        format!("<div class=\"{class}\"><pre tabindex=\"0\"><code>{body}</code></pre></div>\n")
     } else {
         format!(
-            "<div class=\"{class}\" data-lang=\"{lang_attr}\"><pre><code class=\"language-{lang_attr}\">{body}</code></pre></div>\n"
+            "<div class=\"{class}\" data-lang=\"{lang_attr}\"><pre tabindex=\"0\"><code class=\"language-{lang_attr}\">{body}</code></pre></div>\n"
         )
     }
 }
@@ -460,8 +461,8 @@ mod tests {
     #[test]
     fn code_blocks_are_highlighted_and_unknown_languages_warned_once() {
         let r = plain("```rust\nfn main() {}\n```\n\n```\nplain <text>\n```\n\n```klingon\na\n```\n\n```klingon\nb\n```\n");
-        assert!(r.html.contains("<div class=\"code highlighted\" data-lang=\"rust\"><pre><code class=\"language-rust\"><span class=\"hl-k\">fn</span>"), "{}", r.html);
-        assert!(r.html.contains("<div class=\"code\"><pre><code>plain &lt;text&gt;\n</code></pre></div>"), "{}", r.html);
+        assert!(r.html.contains("<div class=\"code highlighted\" data-lang=\"rust\"><pre tabindex=\"0\"><code class=\"language-rust\"><span class=\"hl-k\">fn</span>"), "{}", r.html);
+        assert!(r.html.contains("<div class=\"code\"><pre tabindex=\"0\"><code>plain &lt;text&gt;\n</code></pre></div>"), "{}", r.html);
         assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
         assert!(r.warnings[0].1.contains("`klingon`"));
     }
