@@ -606,7 +606,7 @@ fn deploy_files_and_page_metadata_follow_the_configuration() {
     std::fs::write(docs.join("index.md"), "# Home\n\nWelcome to [setup](guide/setup.md).\n").unwrap();
     std::fs::write(
         docs.join("guide/setup.md"),
-        "---\ndescription: How to set it up.\n---\n# Setup\n\n## Install\n\nText.\n\n## Configure\n\nMore.\n",
+        "---\ndescription: How to set it up.\n---\n# Setup\n\n## Install\n\nText.\n\n## Configure\n\nMore.\n\n## Run\n\nGo.\n",
     )
     .unwrap();
     write_result(&dir.path().join("evals/baselines/ollama-m.json"), &sample_result("ollama", "model-m", &[("t", &[true])]));

@@ -1,7 +1,13 @@
 //! Syntax highlighting of code blocks at build time, with syntect's
 //! Sublime Text grammars (the set bat ships, through `two-face`, which adds
-//! TOML, TypeScript and others to syntect's defaults) and the pure-Rust
-//! `fancy-regex` engine. Pages get no highlighting JavaScript.
+//! TOML, TypeScript and others to syntect's defaults). Pages get no
+//! highlighting JavaScript.
+//!
+//! The regex engine is Oniguruma, not the pure-Rust `fancy-regex`: a
+//! grammar's regexes are compiled on first use in every build, and
+//! fancy-regex compiles them several times slower (measured on the
+//! TypeScript grammar: about 560 ms against 40 to 90 ms), which would make
+//! a site with TypeScript samples publish slower than mdBook.
 //!
 //! Each token becomes `<span class="hl-X">` with one short class (`hl-k`
 //! keyword, `hl-s` string...), never an inline colour: the stylesheet gives
@@ -137,8 +143,8 @@ pub fn highlight(lang: &str, code: &str) -> Option<String> {
     let mut open: Option<&str> = None;
     let mut blank = String::new();
     for line in LinesWithEndings::from(code) {
-        // A grammar that fails on a line (the regex engine's backtracking
-        // limit) leaves the block plain rather than half coloured.
+        // A grammar that fails on a line (a regex the engine rejects) leaves
+        // the block plain rather than half coloured.
         let ops = parse.parse_line(line, &g.syntaxes).ok()?;
         for (style, text) in HighlightIterator::new(&mut state, &ops, line, &highlighter) {
             if text.trim().is_empty() {

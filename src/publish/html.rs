@@ -62,7 +62,7 @@ impl Default for OutlineLevels {
 }
 
 /// An outline needs at least this many entries; shorter pages need none.
-const MIN_OUTLINE_ENTRIES: usize = 2;
+const MIN_OUTLINE_ENTRIES: usize = 3;
 
 const RAW_TEXT: &[&str] = &["script", "style", "textarea", "title"];
 /// Elements whose text is never searched (besides `data-search-skip`).
@@ -480,7 +480,7 @@ mod tests {
     #[test]
     fn headings_get_anchors_and_make_the_outline() {
         let f = finish(
-            &page("<h1 id=\"top\">Title</h1><p>Intro &amp; more</p><h2 id=\"a\">First <code>x</code></h2><p>one</p><h3 id=\"b\">Sub</h3><p>two</p><h2>No id</h2>"),
+            &page("<h1 id=\"top\">Title</h1><p>Intro &amp; more</p><h2 id=\"a\">First <code>x</code></h2><p>one</p><h3 id=\"b\">Sub</h3><p>two</p><h2>No id</h2><h2 id=\"c\">Third</h2>"),
             OutlineLevels::default(),
         );
         assert!(f.html.contains("<h2 id=\"a\">First <code>x</code> <a class=\"anchor\" href=\"#a\""), "{}", f.html);
@@ -488,18 +488,21 @@ mod tests {
         assert!(!f.html.contains("href=\"#nav\""), "outside main is left alone");
         assert_eq!(
             f.headings.iter().map(|h| (h.level, h.id.as_str(), h.text.as_str())).collect::<Vec<_>>(),
-            [(1, "top", "Title"), (2, "a", "First x"), (3, "b", "Sub")]
+            [(1, "top", "Title"), (2, "a", "First x"), (3, "b", "Sub"), (2, "c", "Third")]
         );
         assert!(f.html.contains("<li class=\"outline-1\"><a href=\"#a\">First x</a></li><li class=\"outline-2\"><a href=\"#b\">Sub</a></li>"), "{}", f.html);
         assert!(!f.html.contains(OUTLINE_MARKER));
         let titles: Vec<_> = f.sections.iter().map(|s| (s.title.as_str(), s.text.as_str())).collect();
-        assert_eq!(titles, [("Title", "Intro & more"), ("First x", "one"), ("Sub", "two No id")]);
+        assert_eq!(titles, [("Title", "Intro & more"), ("First x", "one"), ("Sub", "two No id"), ("Third", "")]);
     }
 
     #[test]
     fn a_short_page_has_no_outline_and_existing_anchors_are_kept() {
-        let f = finish(&page("<h2 id=\"a\">A <a class=\"anchor\" href=\"#a\">#</a></h2>"), OutlineLevels::default());
-        assert_eq!(f.html.matches("class=\"anchor\"").count(), 1);
+        let f = finish(
+            &page("<h2 id=\"a\">A <a class=\"anchor\" href=\"#a\">#</a></h2><h2 id=\"b\">B</h2>"),
+            OutlineLevels::default(),
+        );
+        assert_eq!(f.html.matches("class=\"anchor\"").count(), 2);
         assert!(!f.html.contains("<nav class=\"outline\""));
         assert_eq!(f.headings[0].text, "A");
     }

@@ -204,6 +204,37 @@ struct HomeFeature {
     href: Option<String>,
 }
 
+/// What rendering one docs page gave.
+struct PageDone<'a> {
+    rendered: Result<RenderedPage<'a>, String>,
+    warnings: Vec<Warning>,
+    /// Links with an anchor to check once every page is rendered: (line, link, (page, anchor)).
+    pending: Vec<(usize, String, (String, String))>,
+    anchors: HashSet<String>,
+}
+
+/// `f` over `items` on up to four threads, results in the items' order.
+/// Small inputs stay on the calling thread.
+fn parallel_map<'a, T: Sync, R: Send>(items: &'a [T], f: impl Fn(&'a T) -> R + Sync) -> Vec<(&'a T, R)> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+    if threads < 2 || items.len() < 4 {
+        return items.iter().map(|item| (item, f(item))).collect();
+    }
+    let f = &f;
+    let mut results: Vec<(usize, &T, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    items.iter().enumerate().skip(t).step_by(threads).map(|(i, item)| (i, item, f(item))).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("a page renders without panicking")).collect()
+    });
+    results.sort_by_key(|(i, _, _)| *i);
+    results.into_iter().map(|(_, item, r)| (item, r)).collect()
+}
+
 /// One page ready for its template and the last pass.
 struct Outgoing {
     /// Logical path (`guide/x.html`).
@@ -323,49 +354,22 @@ impl Site {
             }
         }
 
-        // Markdown (after template expressions) to HTML, links resolved.
+        // Markdown (after template expressions) to HTML, links resolved;
+        // pages in parallel, since code highlighting dominates.
         let mut rendered: Vec<RenderedPage> = Vec::with_capacity(self.content.pages.len());
         let mut anchors: HashMap<&str, HashSet<String>> = HashMap::new();
         let mut pending: Vec<(&Page, usize, String, (String, String))> = Vec::new();
-        for page in &self.content.pages {
-            let root = links::root_of(&links::output_path(&page.out, clean));
-            let text = match self.expand(page, &root) {
-                Ok(t) => t,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
+        let this: &Site = self;
+        for (page, done) in parallel_map(&self.content.pages, |page| this.render_page(page, &index)) {
+            warnings.extend(done.warnings);
+            match done.rendered {
+                Ok(r) => {
+                    pending.extend(done.pending.into_iter().map(|(line, dest, anchor)| (page, line, dest, anchor)));
+                    anchors.insert(page.rel.as_str(), done.anchors);
+                    rendered.push(r);
                 }
-            };
-            let prepared = vitepress::prepare(&text);
-            let at_line = |line: usize, message: String| Warning { file: page.file.clone(), line: Some(line), message };
-            warnings.extend(prepared.warnings.iter().map(|(line, m)| at_line(*line, m.clone())));
-            let ptext = &prepared.text;
-            let mut link_warnings = Vec::new();
-            let out = markdown::render(ptext, &prepared.containers, &mut |dest, offset| {
-                match links::resolve(&page.rel, dest, &index) {
-                    Ok(resolved) => {
-                        if let Some(anchor) = resolved.anchor {
-                            pending.push((page, line_of(ptext, offset), dest.to_string(), anchor));
-                        }
-                        resolved.rewritten
-                    }
-                    Err(why) => {
-                        link_warnings.push(at_line(line_of(ptext, offset), format!("broken link {why}")));
-                        None
-                    }
-                }
-            });
-            warnings.extend(link_warnings);
-            warnings.extend(out.warnings.iter().map(|(offset, m)| at_line(line_of(ptext, *offset), m.clone())));
-            anchors.insert(page.rel.as_str(), out.anchors);
-            let title = page
-                .title
-                .clone()
-                .or(out.first_heading)
-                .unwrap_or_else(|| default_title(&page.rel, &self.config.title));
-            let home = (page.layout.as_deref() == Some("home")).then(|| home_view(page, &index, &mut warnings));
-            let description = page.description.clone().or(out.summary);
-            rendered.push(RenderedPage { page, title, html: out.html, description, styles: prepared.styles, home });
+                Err(e) => errors.push(e),
+            }
         }
         for (page, line, dest, (target, anchor)) in pending {
             if anchors.get(target.as_str()).is_some_and(|a| !a.contains(&anchor)) {
@@ -486,15 +490,18 @@ impl Site {
 
         let mut search = SearchIndex::default();
         let mut sitemap = Vec::new();
-        for page in outgoing {
-            let html = self.render_template(page.template, &page.ctx)?;
-            let finished = html::finish(&html, page.levels);
+        let this: &Site = self;
+        let finished_pages = parallel_map(&outgoing, |page| {
+            this.render_template(page.template, &page.ctx).map(|html| html::finish(&html, page.levels))
+        });
+        for (page, finished) in finished_pages {
+            let finished = finished?;
             if page.searched {
                 search.add(&page.title, &links::href_path(&page.url, clean), finished.sections);
                 sitemap.push(page.url.clone());
             }
             // Static hosts look for the 404 page at the root, whatever the URL style.
-            let rel = if page.url == NOT_FOUND_PAGE { page.url } else { links::output_path(&page.url, clean) };
+            let rel = if page.url == NOT_FOUND_PAGE { page.url.clone() } else { links::output_path(&page.url, clean) };
             files.push(OutFile { rel, data: OutData::Bytes(finished.html.into_bytes()) });
         }
         files.push(OutFile { rel: search::INDEX_FILE.into(), data: OutData::Bytes(search.to_script().into_bytes()) });
@@ -542,6 +549,52 @@ impl Site {
     fn permalink(&self, url: &str) -> Option<String> {
         let base = self.config.url.as_ref()?;
         Some(format!("{base}{}", links::href_path(url, self.config.clean_urls)))
+    }
+
+    /// One docs page to HTML: template expressions, VitePress constructs,
+    /// Markdown with its links resolved. What it finds wrong is returned,
+    /// not pushed, so that pages can render on several threads.
+    fn render_page<'p>(&self, page: &'p Page, index: &SiteIndex) -> PageDone<'p> {
+        let mut done = PageDone {
+            rendered: Err(String::new()),
+            warnings: Vec::new(),
+            pending: Vec::new(),
+            anchors: HashSet::new(),
+        };
+        let root = links::root_of(&links::output_path(&page.out, self.config.clean_urls));
+        let text = match self.expand(page, &root) {
+            Ok(t) => t,
+            Err(e) => {
+                done.rendered = Err(e);
+                return done;
+            }
+        };
+        let prepared = vitepress::prepare(&text);
+        let at_line = |line: usize, message: String| Warning { file: page.file.clone(), line: Some(line), message };
+        done.warnings.extend(prepared.warnings.iter().map(|(line, m)| at_line(*line, m.clone())));
+        let ptext = &prepared.text;
+        let out = markdown::render(ptext, &prepared.containers, &mut |dest, offset| {
+            match links::resolve(&page.rel, dest, index) {
+                Ok(resolved) => {
+                    if let Some(anchor) = resolved.anchor {
+                        done.pending.push((line_of(ptext, offset), dest.to_string(), anchor));
+                    }
+                    resolved.rewritten
+                }
+                Err(why) => {
+                    done.warnings.push(at_line(line_of(ptext, offset), format!("broken link {why}")));
+                    None
+                }
+            }
+        });
+        done.warnings.extend(out.warnings.iter().map(|(offset, m)| at_line(line_of(ptext, *offset), m.clone())));
+        done.anchors = out.anchors;
+        let title =
+            page.title.clone().or(out.first_heading).unwrap_or_else(|| default_title(&page.rel, &self.config.title));
+        let home = (page.layout.as_deref() == Some("home")).then(|| home_view(page, index, &mut done.warnings));
+        let description = page.description.clone().or(out.summary);
+        done.rendered = Ok(RenderedPage { page, title, html: out.html, description, styles: prepared.styles, home });
+        done
     }
 
     /// A page's Markdown with its template expressions evaluated.

@@ -147,7 +147,7 @@ try {
               await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: theme }]);
               await page.goto(base + spec, { waitUntil: "load" });
               const name = `${spec.replace(/[/.]/g, "_")}-${width}-${theme}.png`;
-              await page.screenshot({ path: join(args.screenshots, name), fullPage: false });
+              await page.screenshot({ path: join(args.screenshots, name), fullPage: args["full-page"] === "yes" });
               report.screenshots.push(name);
               await page.close();
             }
