@@ -371,6 +371,9 @@ pub struct Matrix {
 pub struct Column {
     pub model: String,
     pub provider: String,
+    /// The baseline's page, from the site root (`baselines/x.html`), for the
+    /// templates' `url` filter.
+    pub page: String,
     /// The baseline's page, as a URL relative to the site root.
     pub href: String,
 }
@@ -395,7 +398,12 @@ pub struct MatrixRow {
 fn matrix(sorted: &[&Baseline], rows: &[Row], suite: &SuiteView) -> Matrix {
     let columns = rows
         .iter()
-        .map(|r| Column { model: r.model.clone(), provider: r.provider.clone(), href: r.href.clone() })
+        .map(|r| Column {
+            model: r.model.clone(),
+            provider: r.provider.clone(),
+            page: r.page.clone(),
+            href: r.href.clone(),
+        })
         .collect();
     let mut tiers: BTreeMap<String, String> = BTreeMap::new();
     let in_suite: BTreeSet<&str> = suite.tasks.iter().map(|t| t.id.as_str()).collect();
