@@ -336,7 +336,8 @@ fn the_upstream_vitepress_corpus_publishes_with_no_vitepress_syntax_left() {
         let rel = md.strip_prefix(&docs).unwrap().to_string_lossy().replace(".md", ".html");
         let html = read(dir.path(), &rel);
         let text = outside_code(&html);
-        for literal in [":::", "<script setup", "v-if=", "v-for=", "v-else", ":key=", ":id=", "{{", "[!NOTE]", "[!TIP]"] {
+        for literal in [":::", "<script setup", "v-if=", "v-for=", "v-else", ":key=", ":id=", "{{", "[!NOTE]", "[!TIP]"]
+        {
             assert!(!text.contains(literal), "{rel} still shows `{literal}`");
         }
         let body = &text[text.find("<body>").unwrap()..];
@@ -356,11 +357,11 @@ fn the_upstream_vitepress_corpus_publishes_with_no_vitepress_syntax_left() {
         for block in html.split("<div class=\"code").skip(1) {
             let head = &block[..block.find('>').unwrap()];
             let code = &block[..block.find("</pre>").unwrap()];
-            if let Some(lang) = head.split("data-lang=\"").nth(1).map(|l| &l[..l.find('"').unwrap()]) {
-                if lang != "text" {
-                    assert!(head.starts_with(" highlighted\""), "{rel}: a `{lang}` block is not highlighted");
-                    coloured += usize::from(code.contains("<span class=\"hl-"));
-                }
+            if let Some(lang) = head.split("data-lang=\"").nth(1).map(|l| &l[..l.find('"').unwrap()])
+                && lang != "text"
+            {
+                assert!(head.starts_with(" highlighted\""), "{rel}: a `{lang}` block is not highlighted");
+                coloured += usize::from(code.contains("<span class=\"hl-"));
             }
         }
     }
@@ -374,7 +375,10 @@ fn the_upstream_vitepress_corpus_publishes_with_no_vitepress_syntax_left() {
 
     // Containers are callouts, with their titles.
     let mcp = read(dir.path(), "guide/mcp-servers.html");
-    assert_eq!(mcp.matches("<div class=\"callout callout-tip\" role=\"note\"><p class=\"callout-title\">Tip</p>").count(), 4);
+    assert_eq!(
+        mcp.matches("<div class=\"callout callout-tip\" role=\"note\"><p class=\"callout-title\">Tip</p>").count(),
+        4
+    );
     assert_eq!(mcp.matches("class=\"callout callout-warning\"").count(), 1);
     let hooks = read(dir.path(), "guide/lifecycle-hooks.html");
     assert!(hooks.contains("<p class=\"callout-title\">Opt-in</p>"), "custom title");
@@ -405,11 +409,8 @@ fn the_upstream_vitepress_corpus_publishes_with_no_vitepress_syntax_left() {
         html[start..start + html[start..].find("</nav>").unwrap()].to_string()
     };
     let nav = sidebar(&index);
-    let sections: Vec<String> = nav
-        .split("<p class=\"nav-title\">")
-        .skip(1)
-        .map(|s| s[..s.find('<').unwrap()].to_string())
-        .collect();
+    let sections: Vec<String> =
+        nav.split("<p class=\"nav-title\">").skip(1).map(|s| s[..s.find('<').unwrap()].to_string()).collect();
     assert_eq!(sections, ["vaultbench", "Contributing", "Guide", "Reference", "Results"]);
     for (section, count) in [("Contributing", 6), ("Guide", 19), ("Reference", 5)] {
         let part = nav.split(&format!("<p class=\"nav-title\">{section}</p>")).nth(1).unwrap();
@@ -423,40 +424,9 @@ fn the_upstream_vitepress_corpus_publishes_with_no_vitepress_syntax_left() {
 }
 
 /// HTML attribute text with its character references decoded (Tera writes
-/// `/` as `&#x2F;`).
+/// `/` as `&#x2F;`): the site's own decoder.
 fn unescape_attr(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i..];
-        let end = tail.find(';').unwrap_or(0);
-        let entity = &tail[1..end.max(1)];
-        let decoded = match entity {
-            "amp" => Some('&'),
-            "quot" => Some('"'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "apos" => Some('\''),
-            e if e.starts_with("#x") || e.starts_with("#X") => {
-                u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32)
-            }
-            e if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
-            _ => None,
-        };
-        match decoded {
-            Some(c) if end > 0 => {
-                out.push(c);
-                rest = &tail[end + 1..];
-            }
-            _ => {
-                out.push('&');
-                rest = &tail[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    vaultbench::publish::html::decode_entities(s)
 }
 
 /// Every `href` and `src` value in `html`.
@@ -584,7 +554,9 @@ fn containers_and_alerts_are_callouts_and_unknown_ones_fail_with_strict() {
     assert!(err.contains(&format!("{}:10: unknown container `::: spoiler`", file.display())), "{err}");
     let index = read(dir.path(), "index.html");
     assert!(index.contains("<div class=\"callout callout-tip\" role=\"note\"><p class=\"callout-title\">Try it</p>"));
-    assert!(index.contains("<div class=\"callout callout-caution\" role=\"note\"><p class=\"callout-title\">Caution</p>"));
+    assert!(
+        index.contains("<div class=\"callout callout-caution\" role=\"note\"><p class=\"callout-title\">Caution</p>")
+    );
     assert!(index.contains("<div class=\"callout callout-other\" role=\"note\">\n<p>Hidden.</p>"), "{index}");
     assert!(!index.contains(":::"), "{index}");
 
@@ -611,7 +583,10 @@ fn deploy_files_and_page_metadata_follow_the_configuration() {
         "---\ndescription: How to set it up.\n---\n# Setup\n\n## Install\n\nText.\n\n## Configure\n\nMore.\n\n## Run\n\nGo.\n",
     )
     .unwrap();
-    write_result(&dir.path().join("evals/baselines/ollama-m.json"), &sample_result("ollama", "model-m", &[("t", &[true])]));
+    write_result(
+        &dir.path().join("evals/baselines/ollama-m.json"),
+        &sample_result("ollama", "model-m", &[("t", &[true])]),
+    );
     let out = vaultbench(&["publish", "--strict"], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
 
@@ -631,7 +606,10 @@ fn deploy_files_and_page_metadata_follow_the_configuration() {
     assert!(setup.contains("<link rel=\"canonical\" href=\"https://example.org/bench/guide/setup/\">"));
     let index = read(dir.path(), "index.html");
     assert!(index.contains("<meta name=\"description\" content=\"Welcome to setup.\">"), "{index}");
-    assert!(read(dir.path(), "tasks/index.html").contains("<meta name=\"description\" content=\"The tasks of the current suite"));
+    assert!(
+        read(dir.path(), "tasks/index.html")
+            .contains("<meta name=\"description\" content=\"The tasks of the current suite")
+    );
     assert!(index.contains("rel=\"icon\" href=\"static/favicon.svg\""));
     assert!(dir.path().join("site/static/favicon.svg").is_file());
 
@@ -644,7 +622,9 @@ fn deploy_files_and_page_metadata_follow_the_configuration() {
 
     // The sitemap lists every page at its public address.
     let sitemap = read(dir.path(), "sitemap.xml");
-    for loc in ["https://example.org/bench/", "https://example.org/bench/guide/setup/", "https://example.org/bench/results/"] {
+    for loc in
+        ["https://example.org/bench/", "https://example.org/bench/guide/setup/", "https://example.org/bench/results/"]
+    {
         assert!(sitemap.contains(&format!("<loc>{loc}</loc>")), "{loc} in {sitemap}");
     }
     assert!(!sitemap.contains("404"), "{sitemap}");
@@ -655,4 +635,41 @@ fn deploy_files_and_page_metadata_follow_the_configuration() {
     assert!(index_js.contains("[\"Setup\",\"guide/setup/\"]"), "{index_js}");
     assert!(index_js.contains("\"install\",\"Install\",\"Text.\""), "{index_js}");
     assert!(index_js.contains("\"model-ollama-m\",\"model-m (ollama)\""), "{index_js}");
+}
+
+#[test]
+fn highlighted_blocks_are_cached_between_builds_and_a_bad_cache_is_ignored() {
+    let dir = project();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("index.md"), "# Code\n\n```ts\nconst n: number = 1;\n```\n\n```rust\nfn f() {}\n```\n")
+        .unwrap();
+    let cache = dir.path().join("cache");
+    let build = |out: &str| {
+        let out = command()
+            .env("VAULTBENCH_CACHE_DIR", &cache)
+            .args(["publish", "--docs", "docs", "--out", out, "--strict"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let file = cache.join("highlighted-blocks.json");
+    build("cold");
+    let saved = std::fs::read_to_string(&file).expect("the cache is written");
+    assert!(saved.contains("const n: number = 1;") && saved.contains("hl-k"), "{saved}");
+    build("warm");
+    let page = |out: &str| std::fs::read_to_string(dir.path().join(out).join("index.html")).unwrap();
+    assert!(page("cold").contains("<span class=\"hl-k\">const</span>"), "{}", page("cold"));
+    assert_eq!(page("warm"), page("cold"), "a cached block renders as a fresh one");
+    for garbage in [
+        "{\"key\": 1",
+        "\u{0}\u{1}",
+        "{\"key\": \"other\", \"entries\": [[\"ts\", \"const n: number = 1;\\n\", \"<b>stale</b>\"]]}",
+    ] {
+        std::fs::write(&file, garbage).unwrap();
+        build("again");
+        assert_eq!(page("again"), page("cold"), "a cache that does not read, or of another version, is ignored");
+        assert!(std::fs::read_to_string(&file).unwrap().contains("hl-k"), "and rewritten");
+    }
 }

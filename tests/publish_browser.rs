@@ -97,8 +97,11 @@ impl Driver {
 
     /// Click the element matching `css` (a real pointer click).
     fn click(&self, css: &str) {
-        let found =
-            self.call("POST", &format!("/session/{}/element", self.session), Some(json!({"using": "css selector", "value": css})));
+        let found = self.call(
+            "POST",
+            &format!("/session/{}/element", self.session),
+            Some(json!({"using": "css selector", "value": css})),
+        );
         let id = found.as_object().and_then(|o| o.values().next()).and_then(|v| v.as_str()).expect("an element id");
         self.call("POST", &format!("/session/{}/element/{id}/click", self.session), Some(json!({})));
     }
@@ -235,20 +238,26 @@ fn the_site_opened_from_disk_is_styled_its_links_work_and_search_finds_pages_and
     assert_eq!(driver.eval(STYLED), json!(true), "the stylesheet loads from disk");
     // A link in the navigation, then one back from a page one folder down.
     driver.click("nav.sidebar a[href='results.html']");
-    assert!(driver.wait_until("return location.pathname.endsWith('/results.html') && !!document.querySelector('table.results');"));
+    assert!(driver.wait_until(
+        "return location.pathname.endsWith('/results.html') && !!document.querySelector('table.results');"
+    ));
     driver.click("table.results tbody tr:first-child td:first-child a");
     assert!(driver.wait_until("return location.pathname.endsWith('/baselines/gemini-second.html');"));
     assert_eq!(driver.eval(STYLED), json!(true), "a page in a folder is styled too");
     assert_eq!(driver.eval("return document.querySelector('h1').textContent.includes('second-model');"), json!(true));
     driver.click("nav.sidebar a[href='../tools.html']");
-    assert!(driver.wait_until("return location.pathname.endsWith('/tools.html') && document.title.startsWith('The vault tools');"));
+    assert!(driver.wait_until(
+        "return location.pathname.endsWith('/tools.html') && document.title.startsWith('The vault tools');"
+    ));
 
     // Search: `/` focuses the box; a page is found by its words...
     driver.keys("/");
     assert_eq!(driver.eval("return document.activeElement.id;"), json!("search-input"));
     driver.keys("judge retries");
     assert!(
-        driver.wait_until("var r = document.querySelector('#search-results'); return !r.hidden && r.querySelectorAll('a').length > 0;"),
+        driver.wait_until(
+            "var r = document.querySelector('#search-results'); return !r.hidden && r.querySelectorAll('a').length > 0;"
+        ),
         "no search results"
     );
     let first = driver.eval("return document.querySelector('#search-results a .hit-title').textContent;");
@@ -259,7 +268,8 @@ fn the_site_opened_from_disk_is_styled_its_links_work_and_search_finds_pages_and
     assert!(driver.wait_until(
         "return Array.from(document.querySelectorAll('#search-results a')).some(a => a.pathname.endsWith('/results.html') && a.hash === '#model-gemini-second');"
     ));
-    let hits = driver.eval("return Array.from(document.querySelectorAll('#search-results a .hit-title')).map(t => t.textContent);");
+    let hits = driver
+        .eval("return Array.from(document.querySelectorAll('#search-results a .hit-title')).map(t => t.textContent);");
     assert!(hits[0].as_str().unwrap().contains("second-model"), "{hits}");
     let row = driver.eval("return Array.from(document.querySelectorAll('#search-results a')).findIndex(a => a.pathname.endsWith('/results.html') && a.hash === '#model-gemini-second');");
     assert_eq!(hits[row.as_u64().unwrap() as usize], json!("Results › second-model (gemini)"));
@@ -267,7 +277,9 @@ fn the_site_opened_from_disk_is_styled_its_links_work_and_search_finds_pages_and
     driver.keys(&"\u{E015}".repeat(row.as_u64().unwrap() as usize + 1));
     driver.keys("\u{E007}");
     assert!(
-        driver.wait_until("return location.pathname.endsWith('/results.html') && location.hash === '#model-gemini-second';"),
+        driver.wait_until(
+            "return location.pathname.endsWith('/results.html') && location.hash === '#model-gemini-second';"
+        ),
         "the hit leads to the row: {}",
         driver.eval("return location.href;")
     );
@@ -291,7 +303,10 @@ fn the_theme_toggle_switches_and_is_remembered_and_anchors_scroll() {
     driver.click(".theme-toggle");
     assert_eq!(driver.eval("return document.documentElement.getAttribute('data-theme');"), json!("dark"));
     assert_eq!(driver.eval(background), json!("rgb(15, 18, 22)"));
-    assert_eq!(driver.eval("return document.querySelector('.theme-toggle').getAttribute('aria-pressed');"), json!("true"));
+    assert_eq!(
+        driver.eval("return document.querySelector('.theme-toggle').getAttribute('aria-pressed');"),
+        json!("true")
+    );
     // Another page, opened afresh, keeps the choice.
     driver.goto(&file_url(&site.join("results.html")));
     assert_eq!(driver.eval(background), json!("rgb(15, 18, 22)"), "remembered");
@@ -314,7 +329,10 @@ fn the_theme_toggle_switches_and_is_remembered_and_anchors_scroll() {
     let header = driver.eval("return document.querySelector('header.top').getBoundingClientRect().height;");
     let (top, header) = (top.as_f64().unwrap(), header.as_f64().unwrap());
     assert!(driver.eval("return window.scrollY;").as_f64().unwrap() > 0.0, "the page scrolled");
-    assert!(top >= header - 1.0 && top < header + 60.0, "the heading sits below the header: top {top}, header {header}");
+    assert!(
+        top >= header - 1.0 && top < header + 60.0,
+        "the heading sits below the header: top {top}, header {header}"
+    );
 }
 
 #[test]

@@ -234,8 +234,9 @@ mod tests {
 
     #[test]
     fn the_url_gives_the_base_path() {
-        let c = parse("[site]\nurl = \"https://o.github.io/vaultbench\"\ndescription = \" Evals \"\nclean_urls = true\n")
-            .unwrap();
+        let c =
+            parse("[site]\nurl = \"https://o.github.io/vaultbench\"\ndescription = \" Evals \"\nclean_urls = true\n")
+                .unwrap();
         assert_eq!(c.url.as_deref(), Some("https://o.github.io/vaultbench/"));
         assert_eq!(c.base_path, "/vaultbench/");
         assert_eq!(c.description.as_deref(), Some("Evals"));

@@ -62,7 +62,9 @@ impl Outline {
             Value::Bool(false) => Ok(Outline::Hidden),
             Value::Null | Value::Bool(true) => Ok(Outline::default()),
             Value::String(s) if s == "deep" => Ok(Outline::Levels(2, 6)),
-            Value::Number(_) => level(v).map(|n| Outline::Levels(n, n)).ok_or_else(|| format!("{v} is not a heading level 1 to 6")),
+            Value::Number(_) => {
+                level(v).map(|n| Outline::Levels(n, n)).ok_or_else(|| format!("{v} is not a heading level 1 to 6"))
+            }
             Value::Array(a) if a.len() == 2 => match (level(&a[0]), level(&a[1])) {
                 (Some(lo), Some(hi)) if lo <= hi => Ok(Outline::Levels(lo, hi)),
                 _ => Err(format!("{v} is not a range of heading levels such as [2, 3]")),

@@ -18,10 +18,22 @@
 //! The grammars are loaded once per process, on the first code block that
 //! names a language, so a site without code pays nothing.
 //!
+//! Compiling a grammar's regexes is most of the cost of a build with code
+//! samples (tens of milliseconds for TypeScript), so highlighted blocks are
+//! kept between builds in a cache file (`$VAULTBENCH_CACHE_DIR`, else
+//! `$XDG_CACHE_HOME/vaultbench`, else `~/.cache/vaultbench`; an empty
+//! `VAULTBENCH_CACHE_DIR` turns it off). An entry is the exact language and
+//! code and the HTML they gave, under a key naming this program's version and
+//! token classes; a file that does not read is ignored and rewritten, and
+//! only the blocks of the latest build are kept.
+//!
 //! It does not decide where code blocks are; `publish::markdown` calls it.
 
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use syntect::highlighting::{
     Color, HighlightIterator, HighlightState, Highlighter, ScopeSelectors, StyleModifier, Theme, ThemeItem,
@@ -40,8 +52,14 @@ const CLASSES: &[(&str, &str)] = &[
     ("k", "keyword, storage, keyword.control, variable.language"),
     ("o", "keyword.operator, punctuation.separator.key-value"),
     ("f", "entity.name.function, support.function, variable.function, meta.function-call entity.name"),
-    ("t", "entity.name.type, entity.name.class, entity.name.struct, entity.name.enum, support.type, support.class, entity.other.inherited-class"),
-    ("p", "entity.name.tag, meta.mapping.key string, support.type.property-name, meta.object-literal.key, entity.other.attribute-name, variable.other.property, entity.name.section.group-title"),
+    (
+        "t",
+        "entity.name.type, entity.name.class, entity.name.struct, entity.name.enum, support.type, support.class, entity.other.inherited-class",
+    ),
+    (
+        "p",
+        "entity.name.tag, meta.mapping.key string, support.type.property-name, meta.object-literal.key, entity.other.attribute-name, variable.other.property, entity.name.section.group-title",
+    ),
     ("v", "variable.parameter, variable.other.readwrite.shell, punctuation.definition.variable, variable.other.normal"),
     ("h", "markup.heading, entity.name.section, punctuation.definition.heading"),
     ("i", "markup.inserted"),
@@ -125,13 +143,101 @@ fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
     set.find_syntax_by_token(lang).filter(|s| s.name != "Plain Text")
 }
 
+/// The blocks of earlier builds, and whether this build added any.
+#[derive(Default)]
+struct Cache {
+    /// (language, code) -> HTML (`None`: shown plain).
+    entries: HashMap<(String, String), Option<String>>,
+    /// The keys this process used; only they are saved.
+    used: std::collections::HashSet<(String, String)>,
+    changed: bool,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CacheFile {
+    key: String,
+    entries: Vec<(String, String, Option<String>)>,
+}
+
+/// The cache file, or `None` when caching is off.
+fn cache_file() -> Option<PathBuf> {
+    let dir = match std::env::var_os("VAULTBENCH_CACHE_DIR") {
+        Some(d) if d.is_empty() => return None,
+        Some(d) => PathBuf::from(d),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
+            .join("vaultbench"),
+    };
+    Some(dir.join("highlighted-blocks.json"))
+}
+
+/// What a cached block depends on besides its text: this program's
+/// version and this very file (its classes, aliases and how it writes the
+/// spans), so that any change to highlighting starts a fresh cache.
+fn cache_key() -> String {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    include_str!("highlight.rs").hash(&mut hasher);
+    format!("vaultbench {} highlighter {:016x}", env!("CARGO_PKG_VERSION"), hasher.finish())
+}
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        let mut cache = Cache::default();
+        let file = cache_file().and_then(|f| std::fs::read(f).ok());
+        if let Some(file) = file.and_then(|bytes| serde_json::from_slice::<CacheFile>(&bytes).ok())
+            && file.key == cache_key()
+        {
+            cache.entries = file.entries.into_iter().map(|(l, c, h)| ((l, c), h)).collect();
+        }
+        Mutex::new(cache)
+    })
+}
+
+/// Save the blocks this process highlighted or reused, when any is new.
+/// A cache that cannot be written only costs speed: errors are ignored.
+pub fn save_cache() {
+    let Some(path) = cache_file() else { return };
+    let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+    if !cache.changed {
+        return;
+    }
+    let entries =
+        cache.used.iter().filter_map(|k| cache.entries.get(k).map(|h| (k.0.clone(), k.1.clone(), h.clone()))).collect();
+    let file = CacheFile { key: cache_key(), entries };
+    if let Ok(json) = serde_json::to_vec(&file)
+        && crate::fsio::write_atomic(&path, &json).is_ok()
+    {
+        cache.changed = false;
+    }
+}
+
 /// `code` as highlighted HTML (escaped, with `hl-*` spans), or `None` when
 /// the language has no grammar or the block is too large; the caller then
 /// shows it escaped and plain.
 pub fn highlight(lang: &str, code: &str) -> Option<String> {
-    if code.len() > MAX_BYTES {
+    if code.len() > MAX_BYTES || PLAIN.contains(&lang) {
         return None;
     }
+    let key = (lang.to_string(), code.to_string());
+    {
+        let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(html) = cache.entries.get(&key).cloned() {
+            cache.used.insert(key);
+            return html;
+        }
+    }
+    let html = highlight_now(lang, code);
+    let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+    cache.entries.insert(key.clone(), html.clone());
+    cache.used.insert(key);
+    cache.changed = true;
+    html
+}
+
+fn highlight_now(lang: &str, code: &str) -> Option<String> {
     let syntax = syntax_for(lang)?;
     let g = grammars();
     let highlighter = Highlighter::new(&g.theme);
@@ -199,7 +305,7 @@ mod tests {
         ];
         for (lang, code) in samples {
             assert!(syntax_for(lang).is_some(), "{lang}");
-            let html = highlight(lang, code).unwrap();
+            let html = highlight_now(lang, code).unwrap();
             assert!(html.contains("<span class=\"hl-"), "{lang}: {html}");
         }
         assert!(is_known("text") && is_known("") && !is_known("klingon"));
@@ -208,14 +314,14 @@ mod tests {
 
     #[test]
     fn tokens_get_their_class_and_text_is_escaped() {
-        let html = highlight("rust", "fn main() { let s = \"<b>\"; } // done\n").unwrap();
+        let html = highlight_now("rust", "fn main() { let s = \"<b>\"; } // done\n").unwrap();
         assert!(html.contains("<span class=\"hl-k\">fn</span>"), "{html}");
         assert!(html.contains("<span class=\"hl-f\">main</span>"), "{html}");
         assert!(html.contains("&lt;b&gt;"), "{html}");
         assert!(html.contains("<span class=\"hl-c\">// done\n</span>"), "{html}");
         assert!(html.contains("<span class=\"hl-k\">let</span> s"), "{html}");
         assert!(!html.contains("<b>"), "{html}");
-        let json = highlight("json", "{\"key\": 1}\n").unwrap();
+        let json = highlight_now("json", "{\"key\": 1}\n").unwrap();
         assert!(json.contains("<span class=\"hl-n\">1</span>"), "{json}");
     }
 

@@ -350,27 +350,27 @@ pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
             continue;
         }
         // An entry ends.
-        if let Some((open, _, _)) = &mut entry {
-            if open.ends_with(&tag) {
-                let (_, mut section, mut entry_text) = entry.take().expect("checked above");
-                section.text = entry_text.take();
-                sections.push(section);
-                continue;
-            }
+        if let Some((open, _, _)) = &mut entry
+            && open.ends_with(&tag)
+        {
+            let (_, mut section, mut entry_text) = entry.take().expect("checked above");
+            section.text = entry_text.take();
+            sections.push(section);
+            continue;
         }
         if !tag.closing {
-            if let Some(level) = heading_level(&tag.name) {
-                if let Some(id) = tag.attr("id").filter(|id| !id.is_empty()) {
-                    heading = Some((Open { name: tag.name.clone(), depth: 0 }, level, id, TextBuf::default(), false));
-                    continue;
-                }
+            if let Some(level) = heading_level(&tag.name)
+                && let Some(id) = tag.attr("id").filter(|id| !id.is_empty())
+            {
+                heading = Some((Open { name: tag.name.clone(), depth: 0 }, level, id, TextBuf::default(), false));
+                continue;
             }
-            if entry.is_none() {
-                if let (Some(title), Some(id)) = (tag.attr("data-search-title"), tag.attr("id")) {
-                    let section = Section { anchor: Some(id), title, text: String::new() };
-                    entry = Some((Open { name: tag.name.clone(), depth: 0 }, section, TextBuf::default()));
-                    continue;
-                }
+            if entry.is_none()
+                && let (Some(title), Some(id)) = (tag.attr("data-search-title"), tag.attr("id"))
+            {
+                let section = Section { anchor: Some(id), title, text: String::new() };
+                entry = Some((Open { name: tag.name.clone(), depth: 0 }, section, TextBuf::default()));
+                continue;
             }
         }
         if breaks_word {
@@ -452,9 +452,8 @@ pub fn outline_html(headings: &[Heading], levels: OutlineLevels) -> String {
     if entries.len() < MIN_OUTLINE_ENTRIES {
         return String::new();
     }
-    let mut html = String::from(
-        "<nav class=\"outline\" aria-label=\"On this page\"><details><summary>On this page</summary><ul>",
-    );
+    let mut html =
+        String::from("<nav class=\"outline\" aria-label=\"On this page\"><details><summary>On this page</summary><ul>");
     for h in entries {
         html.push_str(&format!(
             "<li class=\"outline-{}\"><a href=\"#{}\">{}</a></li>",
@@ -480,7 +479,9 @@ mod tests {
     #[test]
     fn headings_get_anchors_and_make_the_outline() {
         let f = finish(
-            &page("<h1 id=\"top\">Title</h1><p>Intro &amp; more</p><h2 id=\"a\">First <code>x</code></h2><p>one</p><h3 id=\"b\">Sub</h3><p>two</p><h2>No id</h2><h2 id=\"c\">Third</h2>"),
+            &page(
+                "<h1 id=\"top\">Title</h1><p>Intro &amp; more</p><h2 id=\"a\">First <code>x</code></h2><p>one</p><h3 id=\"b\">Sub</h3><p>two</p><h2>No id</h2><h2 id=\"c\">Third</h2>",
+            ),
             OutlineLevels::default(),
         );
         assert!(f.html.contains("<h2 id=\"a\">First <code>x</code> <a class=\"anchor\" href=\"#a\""), "{}", f.html);
@@ -510,9 +511,11 @@ mod tests {
     #[test]
     fn skipped_text_entries_scripts_and_comments() {
         let f = finish(
-            &page("<h2 id=\"t\">Table</h2><p>before</p><table data-search-skip><tr><td>hidden <table><tr><td>x</td></tr></table> still</td></tr></table><p>after</p>\
+            &page(
+                "<h2 id=\"t\">Table</h2><p>before</p><table data-search-skip><tr><td>hidden <table><tr><td>x</td></tr></table> still</td></tr></table><p>after</p>\
                    <table><tr id=\"row-m\" data-search-title=\"model-x (ollama)\"><td>model-x</td><td>50%</td></tr><tr><td>plain</td></tr></table>\
-                   <script>if (a < b) { document.write('<h2 id=\"no\">') }</script><!-- <h2 id=\"c\">c</h2> --><svg><text>chart</text></svg>"),
+                   <script>if (a < b) { document.write('<h2 id=\"no\">') }</script><!-- <h2 id=\"c\">c</h2> --><svg><text>chart</text></svg>",
+            ),
             OutlineLevels::default(),
         );
         let sections: Vec<_> =
@@ -527,8 +530,14 @@ mod tests {
     #[test]
     fn malformed_html_does_not_panic() {
         for html in [
-            "<main", "<main>", "<main><h2 id=\"x\">unclosed", "<main><a href=\"x>", "<main>< <> </ </main>",
-            "<main><h2 id='é'>é &#xZZ; &#1114112; &amp</h2></main>", "<main><script>", "<main><div data-search-skip>",
+            "<main",
+            "<main>",
+            "<main><h2 id=\"x\">unclosed",
+            "<main><a href=\"x>",
+            "<main>< <> </ </main>",
+            "<main><h2 id='é'>é &#xZZ; &#1114112; &amp</h2></main>",
+            "<main><script>",
+            "<main><div data-search-skip>",
         ] {
             let _ = finish(html, OutlineLevels::default());
         }

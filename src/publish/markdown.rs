@@ -160,13 +160,14 @@ pub fn render(
             match event {
                 Event::Text(t) => body.push_str(&t),
                 Event::End(TagEnd::CodeBlock) => {
-                    if !highlight::is_known(lang) && unknown_languages.insert(lang.clone()) {
+                    let (html, highlighted) = code_block(lang, body);
+                    if !highlighted && !highlight::is_known(lang) && unknown_languages.insert(lang.clone()) {
                         warnings.push((
                             *offset,
                             format!("no syntax highlighting for the code language `{lang}`; the block is shown plain"),
                         ));
                     }
-                    events.push(Event::Html(CowStr::from(code_block(lang, body))));
+                    events.push(Event::Html(CowStr::from(html)));
                     code = None;
                 }
                 _ => {}
@@ -305,19 +306,23 @@ fn callout_open(kind: CalloutKind, title: &str, name: &str) -> (String, Quote) {
 /// `highlighted`), escaped and plain otherwise. The stylesheet shows the
 /// language; the page script adds the copy button. The block scrolls
 /// sideways, so it takes the keyboard focus (`tabindex`) to scroll by keys.
-pub fn code_block(lang: &str, code: &str) -> String {
+/// Also says whether it was highlighted.
+pub fn code_block(lang: &str, code: &str) -> (String, bool) {
     let lang_attr = escape_html(lang);
-    let (class, body) = match highlight::highlight(lang, code) {
+    let highlighted = highlight::highlight(lang, code);
+    let is_highlighted = highlighted.is_some();
+    let (class, body) = match highlighted {
         Some(html) => ("code highlighted", html),
         None => ("code", escape_html(code)),
     };
-    if lang.is_empty() {
+    let html = if lang.is_empty() {
         format!("<div class=\"{class}\"><pre tabindex=\"0\"><code>{body}</code></pre></div>\n")
     } else {
         format!(
             "<div class=\"{class}\" data-lang=\"{lang_attr}\"><pre tabindex=\"0\"><code class=\"language-{lang_attr}\">{body}</code></pre></div>\n"
         )
-    }
+    };
+    (html, is_highlighted)
 }
 
 /// GitHub's heading slug: lower case, letters, digits, `-` and `_` kept,
@@ -406,7 +411,9 @@ mod tests {
 
     #[test]
     fn headings_also_answer_to_their_vitepress_slug() {
-        let r = plain("### Can I use a local LLM via Ollama or llama.cpp?\n\n## Plain words\n\n## 2.0 -- Release_notes {#own}\n");
+        let r = plain(
+            "### Can I use a local LLM via Ollama or llama.cpp?\n\n## Plain words\n\n## 2.0 -- Release_notes {#own}\n",
+        );
         assert!(r.html.contains("<h3 id=\"can-i-use-a-local-llm-via-ollama-or-llamacpp\"><span id=\"can-i-use-a-local-llm-via-ollama-or-llama-cpp\"></span>"), "{}", r.html);
         assert!(r.anchors.contains("can-i-use-a-local-llm-via-ollama-or-llama-cpp"));
         assert!(r.html.contains("<h2 id=\"plain-words\">Plain words</h2>"), "same slug, no alias: {}", r.html);
@@ -448,10 +455,17 @@ mod tests {
     #[test]
     fn alerts_and_containers_become_callouts() {
         let r = plain("> [!WARNING]\n> Mind the *gap*.\n\n> plain quote\n");
-        assert!(r.html.contains("<div class=\"callout callout-warning\" role=\"note\"><p class=\"callout-title\">Warning</p>"), "{}", r.html);
+        assert!(
+            r.html.contains(
+                "<div class=\"callout callout-warning\" role=\"note\"><p class=\"callout-title\">Warning</p>"
+            ),
+            "{}",
+            r.html
+        );
         assert!(r.html.contains("<em>gap</em>"), "{}", r.html);
         assert!(r.html.contains("<blockquote>\n<p>plain quote</p>\n</blockquote>"), "{}", r.html);
-        let prepared = super::super::vitepress::prepare("::: details More <info>\nHidden.\n:::\n\n::: tip\n> inner quote\n:::\n");
+        let prepared =
+            super::super::vitepress::prepare("::: details More <info>\nHidden.\n:::\n\n::: tip\n> inner quote\n:::\n");
         let r = render(&prepared.text, &prepared.containers, &mut |_, _| None);
         assert!(r.html.contains("<details class=\"callout callout-details\"><summary>More &lt;info&gt;</summary>\n<p>Hidden.</p>\n</details>"), "{}", r.html);
         assert!(r.html.contains("<div class=\"callout callout-tip\" role=\"note\"><p class=\"callout-title\">Tip</p>\n<blockquote>\n<p>inner quote</p>\n</blockquote>\n</div>"), "{}", r.html);
@@ -460,9 +474,14 @@ mod tests {
 
     #[test]
     fn code_blocks_are_highlighted_and_unknown_languages_warned_once() {
-        let r = plain("```rust\nfn main() {}\n```\n\n```\nplain <text>\n```\n\n```klingon\na\n```\n\n```klingon\nb\n```\n");
+        let r =
+            plain("```rust\nfn main() {}\n```\n\n```\nplain <text>\n```\n\n```klingon\na\n```\n\n```klingon\nb\n```\n");
         assert!(r.html.contains("<div class=\"code highlighted\" data-lang=\"rust\"><pre tabindex=\"0\"><code class=\"language-rust\"><span class=\"hl-k\">fn</span>"), "{}", r.html);
-        assert!(r.html.contains("<div class=\"code\"><pre tabindex=\"0\"><code>plain &lt;text&gt;\n</code></pre></div>"), "{}", r.html);
+        assert!(
+            r.html.contains("<div class=\"code\"><pre tabindex=\"0\"><code>plain &lt;text&gt;\n</code></pre></div>"),
+            "{}",
+            r.html
+        );
         assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
         assert!(r.warnings[0].1.contains("`klingon`"));
     }

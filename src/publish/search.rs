@@ -75,9 +75,10 @@ mod tests {
         let script = index.to_script();
         assert!(script.starts_with("window.vaultbenchSearchIndex={"), "{script}");
         assert!(!script.contains("</script>"), "{script}");
-        let json: serde_json::Value =
-            serde_json::from_str(script.trim_end().trim_start_matches("window.vaultbenchSearchIndex=").trim_end_matches(';'))
-                .unwrap();
+        let json: serde_json::Value = serde_json::from_str(
+            script.trim_end().trim_start_matches("window.vaultbenchSearchIndex=").trim_end_matches(';'),
+        )
+        .unwrap();
         assert_eq!(json["pages"][1], serde_json::json!(["Home", "./"]));
         assert_eq!(json["sections"][0], serde_json::json!([0, "table", "Table", "rows </script>"]));
         assert_eq!(json["sections"][1], serde_json::json!([1, "", "", "Welcome"]));

@@ -225,7 +225,13 @@ fn parallel_map<'a, T: Sync, R: Send>(items: &'a [T], f: impl Fn(&'a T) -> R + S
         let workers: Vec<_> = (0..threads)
             .map(|t| {
                 scope.spawn(move || {
-                    items.iter().enumerate().skip(t).step_by(threads).map(|(i, item)| (i, item, f(item))).collect::<Vec<_>>()
+                    items
+                        .iter()
+                        .enumerate()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|(i, item)| (i, item, f(item)))
+                        .collect::<Vec<_>>()
                 })
             })
             .collect();
@@ -252,7 +258,8 @@ impl Site {
         let config = config::load(&options.config)?;
         // The git history is read while everything else loads.
         std::thread::scope(|scope| {
-            let history = scope.spawn(|| if config.last_updated { history::last_updated(&options.docs) } else { Dates::new() });
+            let history =
+                scope.spawn(|| if config.last_updated { history::last_updated(&options.docs) } else { Dates::new() });
             let templates = templates::load(&options.templates)?;
             let content = content::load(&options.docs)?;
             let (baselines, baseline_warnings) = baselines::load_dir(&options.baselines)?;
@@ -294,7 +301,9 @@ impl Site {
     pub fn write(&self, built: &Built) -> Result<WriteStats> {
         let o = &self.options;
         output::check_target(&o.out, &[&o.docs, &o.templates, &o.baselines, &o.suite])?;
-        output::write(&o.out, &built.files)
+        let written = output::write(&o.out, &built.files)?;
+        super::highlight::save_cache();
+        Ok(written)
     }
 
     /// Render every page. Errors (a template or page that cannot be
@@ -397,9 +406,10 @@ impl Site {
         for r in &rendered {
             let page = r.page;
             let (prev, next) = neighbours(&page.out);
-            let edit_url = self.config.edit_url.as_ref().filter(|_| page.edit_link).map(|template| {
-                template.replace("{path}", &utf8_percent_encode(&page.rel, PATH_IN_URL).to_string())
-            });
+            let edit_url =
+                self.config.edit_url.as_ref().filter(|_| page.edit_link).map(|template| {
+                    template.replace("{path}", &utf8_percent_encode(&page.rel, PATH_IN_URL).to_string())
+                });
             let last_updated = self.history.get(&page.rel).filter(|_| self.config.last_updated && page.last_updated);
             let info = PageInfo {
                 title: &r.title,
@@ -422,7 +432,14 @@ impl Site {
                 Outline::Levels(min, max) => OutlineLevels { min, max },
             };
             let template = if r.home.is_some() { "home.html" } else { "page.html" };
-            outgoing.push(Outgoing { url: page.out.clone(), template, ctx, title: r.title.clone(), levels, searched: true });
+            outgoing.push(Outgoing {
+                url: page.out.clone(),
+                template,
+                ctx,
+                title: r.title.clone(),
+                levels,
+                searched: true,
+            });
         }
         for (url, template, title, description) in [
             (RESULTS_PAGE, "results.html", "Results", RESULTS_DESCRIPTION),
@@ -485,7 +502,14 @@ impl Site {
             ctx.insert("root", &self.config.base_path);
             let levels = OutlineLevels::default();
             let title = info.title.to_string();
-            outgoing.push(Outgoing { url: NOT_FOUND_PAGE.into(), template: "404.html", ctx, title, levels, searched: false });
+            outgoing.push(Outgoing {
+                url: NOT_FOUND_PAGE.into(),
+                template: "404.html",
+                ctx,
+                title,
+                levels,
+                searched: false,
+            });
         }
 
         let mut search = SearchIndex::default();
@@ -573,18 +597,18 @@ impl Site {
         let at_line = |line: usize, message: String| Warning { file: page.file.clone(), line: Some(line), message };
         done.warnings.extend(prepared.warnings.iter().map(|(line, m)| at_line(*line, m.clone())));
         let ptext = &prepared.text;
-        let out = markdown::render(ptext, &prepared.containers, &mut |dest, offset| {
-            match links::resolve(&page.rel, dest, index) {
-                Ok(resolved) => {
-                    if let Some(anchor) = resolved.anchor {
-                        done.pending.push((line_of(ptext, offset), dest.to_string(), anchor));
-                    }
-                    resolved.rewritten
+        let out = markdown::render(ptext, &prepared.containers, &mut |dest, offset| match links::resolve(
+            &page.rel, dest, index,
+        ) {
+            Ok(resolved) => {
+                if let Some(anchor) = resolved.anchor {
+                    done.pending.push((line_of(ptext, offset), dest.to_string(), anchor));
                 }
-                Err(why) => {
-                    done.warnings.push(at_line(line_of(ptext, offset), format!("broken link {why}")));
-                    None
-                }
+                resolved.rewritten
+            }
+            Err(why) => {
+                done.warnings.push(at_line(line_of(ptext, offset), format!("broken link {why}")));
+                None
             }
         });
         done.warnings.extend(out.warnings.iter().map(|(offset, m)| at_line(line_of(ptext, *offset), m.clone())));
@@ -604,7 +628,10 @@ impl Site {
         }
         let shielded = markdown::shield_for_templates(&page.body);
         let mut ctx = Context::new();
-        ctx.insert("page", &PageInfo { title: page.title.as_deref().unwrap_or(""), url: &page.out, ..PageInfo::default() });
+        ctx.insert(
+            "page",
+            &PageInfo { title: page.title.as_deref().unwrap_or(""), url: &page.out, ..PageInfo::default() },
+        );
         ctx.insert("root", root);
         self.templates.tera.render_str(&shielded, &ctx, true).map_err(|e| {
             let file = page.file.display().to_string();
@@ -825,12 +852,20 @@ fn home_view(page: &Page, index: &SiteIndex, warnings: &mut Vec<Warning>) -> Hom
                 .collect()
         })
         .unwrap_or_default();
-    HomeView { name: text(&hero, "name"), text: text(&hero, "text"), tagline: text(&hero, "tagline"), actions, features }
+    HomeView {
+        name: text(&hero, "name"),
+        text: text(&hero, "text"),
+        tagline: text(&hero, "tagline"),
+        actions,
+        features,
+    }
 }
 
 /// `sitemap.xml`: every published page at its public address.
 fn sitemap_xml(base: &str, pages: &[String], clean: bool, dates: &HashMap<String, &String>) -> String {
-    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n");
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+    );
     for page in pages {
         let loc = markdown::escape_html(&format!("{base}{}", links::href_path(page, clean)));
         match dates.get(page) {

@@ -258,7 +258,9 @@ mod tests {
         let mut t = load(&dir.path().join("none")).unwrap();
         assert!(t.from_disk.is_empty());
         assert!(t.tera.contains_template("base.html"));
-        t.tera.add_raw_template("partials/results_table.html", "<a href=\"{{ 'results.html' | url }}\">\n\n</a>").unwrap();
+        t.tera
+            .add_raw_template("partials/results_table.html", "<a href=\"{{ 'results.html' | url }}\">\n\n</a>")
+            .unwrap();
         t.fragments.begin_build(t.tera.clone());
         let mut ctx = tera::Context::new();
         ctx.insert("root", "../");

@@ -89,7 +89,8 @@ impl CalloutKind {
 }
 
 /// The container names a page may use, for messages.
-pub const KNOWN_CONTAINERS: &str = "info, note, tip, important, warning, caution, danger, details, code-group, v-pre, raw";
+pub const KNOWN_CONTAINERS: &str =
+    "info, note, tip, important, warning, caution, danger, details, code-group, v-pre, raw";
 
 /// A container found in the page.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -48,6 +48,8 @@ pub const PROVIDER_ENV: &[&str] = &[
 /// The real binary, without the caller's provider and judge settings.
 pub fn command() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_vaultbench"));
+    // No cache of highlighted code blocks in the user's home: every build starts cold.
+    cmd.env("VAULTBENCH_CACHE_DIR", "");
     for var in PROVIDER_ENV {
         cmd.env_remove(var);
     }

@@ -73,6 +73,7 @@ impl Watcher {
     /// Start `vaultbench publish --watch --port 0 ARGS` in `dir` and wait for its URL.
     pub fn start(dir: &Path, args: &[&str]) -> Watcher {
         let mut child = Command::new(env!("CARGO_BIN_EXE_vaultbench"))
+            .env("VAULTBENCH_CACHE_DIR", "")
             .args(["publish", "--watch", "--port", "0"])
             .args(args)
             .current_dir(dir)
