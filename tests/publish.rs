@@ -673,3 +673,29 @@ fn highlighted_blocks_are_cached_between_builds_and_a_bad_cache_is_ignored() {
         assert!(std::fs::read_to_string(&file).unwrap().contains("hl-k"), "and rewritten");
     }
 }
+
+#[test]
+fn nested_folders_are_groups_in_their_section_and_pages_link_prev_next_in_sidebar_order() {
+    let dir = project();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(docs.join("guide/advanced")).unwrap();
+    std::fs::write(docs.join("index.md"), "# Home\n").unwrap();
+    std::fs::write(docs.join("guide/index.md"), "---\ntitle: The guide\n---\n# Guide\n").unwrap();
+    std::fs::write(docs.join("guide/basics.md"), "---\norder: 1\n---\n# Basics\n").unwrap();
+    std::fs::write(docs.join("guide/advanced/tuning.md"), "# Tuning\n").unwrap();
+    let out = vaultbench(&["publish", "--strict"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tuning = read(dir.path(), "guide/advanced/tuning.html");
+    let nav = &tuning[tuning.find("<nav class=\"sidebar\"").unwrap()..];
+    let nav = &nav[..nav.find("</nav>").unwrap()];
+    assert!(nav.contains("<p class=\"nav-title\">The guide</p>"), "{nav}");
+    // The sub-folder is a group inside the section, open on its own pages.
+    assert!(nav.contains("<details class=\"nav-group\" open><summary>Advanced</summary>"), "{nav}");
+    assert!(nav.contains("<a href=\"../../guide/advanced/tuning.html\" aria-current=\"page\">Tuning</a>"), "{nav}");
+    let basics = read(dir.path(), "guide/basics.html");
+    assert!(basics.contains("<details class=\"nav-group\"><summary>Advanced</summary>"), "closed elsewhere");
+    // Reading order: Home, The guide, Basics, Tuning, then the generated pages.
+    assert!(basics.contains("rel=\"prev\"><span class=\"dir\">Previous</span> The guide</a>"), "{basics}");
+    assert!(basics.contains("rel=\"next\"><span class=\"dir\">Next</span> Tuning</a>"), "{basics}");
+    assert!(tuning.contains("rel=\"next\"><span class=\"dir\">Next</span> Results</a>"), "{tuning}");
+}

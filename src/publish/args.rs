@@ -16,7 +16,8 @@ use super::{PublishOptions, WatchOptions};
     {{ task_catalog() }} on a line of its own; template syntax inside code and raw HTML is left as written.\n\n\
     Pages may use GitHub alerts (> [!NOTE], [!TIP], [!IMPORTANT], [!WARNING], [!CAUTION]) and VitePress \
     containers (::: info|tip|warning|danger|details [title] ... :::); an unknown container is a warning. Code \
-    blocks are highlighted at build time. Frontmatter: title, description, order, outline, editLink, lastUpdated, \
+    blocks are highlighted at build time and kept between builds in ~/.cache/vaultbench \
+    (VAULTBENCH_CACHE_DIR; empty: no cache). Frontmatter: title, description, order, outline, editLink, lastUpdated, \
     layout: home (hero, features).\n\n\
     Configuration (optional, in --config): [site] title, description, url (sitemap.xml, Open Graph; its path is \
     the base path), base_path (serving under a sub-path), repository (commit links), edit_url (with {path}), \
