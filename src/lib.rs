@@ -17,6 +17,7 @@ pub mod provider;
 pub mod publish;
 pub mod report;
 pub mod score;
+pub mod stats;
 pub mod suite;
 pub mod sweep;
 pub mod vault;

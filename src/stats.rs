@@ -1,0 +1,88 @@
+//! Statistics: the `vaultbench-stats` crate (pure functions over task
+//! counts: pass^k for every k, bootstrap intervals, the paired comparison,
+//! exact tests, the regression gate, judge agreement), re-exported here,
+//! plus the two things that need vaultbench: counting a result file's tasks,
+//! and writing the figures as the rest of the tool writes numbers.
+
+pub use vaultbench_stats::*;
+
+use crate::format::Tier;
+use crate::format::result::ResultFile;
+use crate::jsnum;
+
+/// The tasks of a result file, counted from their runs (not from the stored
+/// counts, which `report` checks separately).
+pub fn counts(result: &ResultFile) -> Vec<TaskCounts> {
+    result
+        .tasks
+        .iter()
+        .map(|t| {
+            let passed = t.runs.iter().filter(|r| r.passed).count() as u32;
+            let solved = t.runs.iter().filter(|r| r.solved).count() as u32;
+            TaskCounts::new(
+                t.id.clone(),
+                t.difficulty.map_or("untagged", Tier::as_str),
+                t.runs.len() as u32,
+                passed,
+                solved,
+            )
+        })
+        .collect()
+}
+
+/// One decimal, as the aggregate block writes rates; `-0.0` prints as `0.0`.
+pub fn fixed1(x: f64) -> String {
+    let s = jsnum::to_fixed(x, 1);
+    if s == "-0.0" { "0.0".into() } else { s }
+}
+
+/// A signed change with one decimal: `+3.7`, `-11.1`, `0.0`.
+pub fn signed1(x: f64) -> String {
+    let s = fixed1(x);
+    if s.starts_with('-') || s == "0.0" { s } else { format!("+{s}") }
+}
+
+/// A p-value for people: `0.0040`, `0.26`, `<0.0001`, `1.00`.
+pub fn format_p(p: f64) -> String {
+    if p < 0.0001 {
+        "<0.0001".into()
+    } else if p >= 0.995 {
+        "1.00".into()
+    } else if p < 0.01 {
+        format!("{p:.4}")
+    } else {
+        format!("{p:.2}")
+    }
+}
+
+/// `[44.4, 70.4]`.
+pub fn bounds(i: &Interval) -> String {
+    format!("[{}, {}]", fixed1(i.low), fixed1(i.high))
+}
+
+/// `57.4% [44.4, 70.4]`.
+pub fn percent(i: &Interval) -> String {
+    format!("{}% {}", fixed1(i.estimate), bounds(i))
+}
+
+/// `57.4% ±13.0`: the estimate and half the interval's width.
+pub fn plus_minus(i: &Interval) -> String {
+    format!("{}% ±{}", fixed1(i.estimate), fixed1(i.half_width()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formatting() {
+        let i = Interval { estimate: 57.407, low: 44.44, high: 70.37 };
+        assert_eq!(plus_minus(&i), "57.4% ±13.0");
+        assert_eq!(percent(&i), "57.4% [44.4, 70.4]");
+        assert_eq!(signed1(-0.01), "0.0");
+        assert_eq!(signed1(3.66), "+3.7");
+        assert_eq!(format_p(0.003968), "0.0040");
+        assert_eq!(format_p(0.26), "0.26");
+        assert_eq!(format_p(0.00001), "<0.0001");
+    }
+}
