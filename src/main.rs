@@ -55,23 +55,34 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Summarize a result file: solve^k by tier, flaky tasks, turns, cost.
+    /// Summarize a result file: solve^k by tier, flaky tasks, turns, cost,
+    /// with 95% intervals and the pass^k / solve^k curve for every k.
     ///
     /// The figures are re-derived from the runs; if the file's stored figures
     /// differ, each differing field is listed and the exit status is 1.
+    /// Intervals come from a bootstrap over tasks (a task's runs stay
+    /// together) with a fixed seed, so a file always prints the same ones;
+    /// pass^k for k below the runs per task is the unbiased C(c,k)/C(n,k).
     Report {
         /// The result or baseline file.
         result: PathBuf,
-        /// Print the re-derived aggregate block as JSON instead.
+        /// Print the re-derived aggregate block as JSON instead, with the
+        /// derived `statistics` (intervals, curve, per tier) added.
         #[arg(long)]
         json: bool,
     },
     /// Compare a result with a baseline and list every change.
     ///
-    /// A regression is a drop in pass^k or solve^k, or a drop of any task's
-    /// solved or passed fraction. Added and removed tasks are reported, not flagged.
-    /// With no arguments: the latest result against the baseline of its
-    /// (provider, model). With one: that baseline against the latest result.
+    /// A regression is a drop in pass^k or solve^k, or in a task's solved or
+    /// passed fraction, that the data supports at --alpha: for pass^k and
+    /// solve^k the paired bootstrap interval of the change (over the tasks
+    /// both ran, at their common k) lies below zero; for a task its one-sided
+    /// Fisher exact test is significant after the Benjamini-Hochberg
+    /// correction. Smaller drops are listed as within noise; --exact flags any
+    /// drop. Added and removed tasks are reported, not flagged. Results with
+    /// different k compare at their common k. With no arguments: the latest
+    /// result against the baseline of its (provider, model). With one: that
+    /// baseline against the latest result.
     Compare {
         baseline: Option<PathBuf>,
         result: Option<PathBuf>,
@@ -80,9 +91,11 @@ enum Command {
         /// Print the comparison as JSON.
         #[arg(long)]
         json: bool,
-        /// Exit 1 when a regression is found.
+        /// Exit 1 when the gate finds a regression.
         #[arg(long)]
         fail_on_regression: bool,
+        #[command(flatten)]
+        gate: compare::GateArgs,
     },
     /// Promote a result to the baseline of its (provider, model).
     ///
@@ -282,8 +295,8 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Report { result, json } => cmd_report(&result, json),
-        Command::Compare { baseline, result, dirs, json, fail_on_regression } => {
-            cmd_compare(baseline, result, &dirs, json, fail_on_regression)
+        Command::Compare { baseline, result, dirs, json, fail_on_regression, gate } => {
+            cmd_compare(baseline, result, &dirs, json, fail_on_regression, gate.rule())
         }
         Command::Bless { result, dirs, force } => cmd_bless(result, &dirs, force),
         Command::Rescore { result, json, write, judge, suite } => {
@@ -441,7 +454,7 @@ fn cmd_report(path: &Path, json: bool) -> Result<ExitCode> {
     let derived = aggregate::rederive(&stored);
     let diffs = aggregate::differences(&stored, &derived);
     if json {
-        print_json(&derived.aggregate)?;
+        print_json(&summary::ReportJson::of(&derived))?;
     } else {
         print!("{}", summary::render(&derived));
     }
@@ -465,6 +478,7 @@ fn cmd_compare(
     dirs: &Dirs,
     json: bool,
     fail_on_regression: bool,
+    rule: vaultbench::stats::Rule,
 ) -> Result<ExitCode> {
     let result_path = match result {
         Some(p) => p,
@@ -487,7 +501,7 @@ fn cmd_compare(
         }
     };
     let base = report::load_result(&baseline_path)?;
-    let comparison = compare::compare(&base, &current);
+    let comparison = compare::compare(&base, &current, rule);
     if json {
         print_json(&comparison)?;
     } else {

@@ -16,19 +16,94 @@ fn compare_equal_result_has_no_regressions() {
 }
 
 #[test]
-fn compare_flags_a_run_flipping_to_unsolved_by_task_name() {
+fn compare_exact_flags_a_run_flipping_to_unsolved_by_task_name() {
     let dir = tempfile::tempdir().unwrap();
     let base = sample_result("ollama", "m1", &[("alpha", &[true, true]), ("beta", &[true, true])]);
     let cur = sample_result("ollama", "m1", &[("alpha", &[true, true]), ("beta", &[true, false])]);
     write_result(&dir.path().join("base.json"), &base);
     write_result(&dir.path().join("cur.json"), &cur);
-    let out = vaultbench(&["compare", "--fail-on-regression", "base.json", "cur.json"], dir.path());
+    let out = vaultbench(&["compare", "--exact", "--fail-on-regression", "base.json", "cur.json"], dir.path());
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("beta: REGRESSION solved 2/2 → 1/2"), "{text}");
+    assert!(text.contains("Rule: exact"), "{text}");
     assert!(text.contains("REGRESSIONS FOUND"), "{text}");
     // Without --fail-on-regression the diff is informational.
-    assert!(vaultbench(&["compare", "base.json", "cur.json"], dir.path()).status.success());
+    assert!(vaultbench(&["compare", "--exact", "base.json", "cur.json"], dir.path()).status.success());
+    // The default gate sees one run of one task: within noise, exit 0.
+    let out = vaultbench(&["compare", "--fail-on-regression", "base.json", "cur.json"], dir.path());
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("beta: solved 2/2 → 1/2 (p 0.50, adjusted 0.50) within noise"), "{text}");
+    assert!(text.contains("No regressions vs baseline (1 aggregate and 1 task drops within noise)."), "{text}");
+}
+
+/// 24 tasks solved 5/5 in the baseline; in the result 6 are never solved and
+/// 3 lose one run.
+fn broad_drop(dir: &std::path::Path) {
+    let ids: Vec<String> = (0..24).map(|i| format!("task-{i:02}")).collect();
+    let all = [true; 5];
+    let none = [false; 5];
+    let one_off = [true, true, true, true, false];
+    let base: Vec<(&str, &[bool])> = ids.iter().map(|id| (id.as_str(), &all[..])).collect();
+    let cur: Vec<(&str, &[bool])> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            (
+                id.as_str(),
+                if i < 6 {
+                    &none[..]
+                } else if i < 9 {
+                    &one_off[..]
+                } else {
+                    &all[..]
+                },
+            )
+        })
+        .collect();
+    write_result(&dir.join("base.json"), &sample_result("ollama", "m1", &base));
+    write_result(&dir.join("cur.json"), &sample_result("ollama", "m1", &cur));
+}
+
+#[test]
+fn compare_gate_flags_what_the_data_supports_and_lists_the_rest_as_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    broad_drop(dir.path());
+    let out = vaultbench(&["compare", "--fail-on-regression", "base.json", "cur.json"], dir.path());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("task-00: REGRESSION solved 5/5 → 0/5 (p 0.0040, adjusted"), "{text}");
+    assert!(text.contains("task-06: solved 5/5 → 4/5 (p 0.50, adjusted") && text.contains("within noise"), "{text}");
+    assert!(text.contains("solve^5    100.0% → 62.5% (-37.5pp [") && text.contains("REGRESSION"), "{text}");
+    // A stricter level flags nothing the correction cannot carry.
+    let out = vaultbench(&["compare", "--alpha", "0.001", "--fail-on-regression", "base.json", "cur.json"], dir.path());
+    let text = stdout(&out);
+    assert!(text.contains("alpha 0.001"), "{text}");
+    assert!(!text.contains("task-00: REGRESSION"), "{text}");
+    // The JSON carries the verdicts and the tests.
+    let out = vaultbench(&["compare", "--json", "base.json", "cur.json"], dir.path());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["rule"], serde_json::json!({"rule": "statistical", "alpha": 0.05}));
+    assert_eq!(json["paired"]["common_tasks"], 24);
+    let t0 = json["tasks"].as_array().unwrap().iter().find(|t| t["id"] == "task-00").unwrap();
+    assert_eq!(t0["solve_verdict"], "regression");
+    assert_eq!(t0["solved_test"]["p_drop"], 0.004);
+    let solve_k = json["aggregates"].as_array().unwrap().iter().find(|a| a["key"] == "solve_k_rate").unwrap();
+    assert_eq!(solve_k["verdict"], "regression");
+}
+
+#[test]
+fn compare_rejects_a_meaningless_alpha() {
+    let dir = tempfile::tempdir().unwrap();
+    broad_drop(dir.path());
+    for bad in ["0", "0.7", "five"] {
+        let out = vaultbench(&["compare", "--alpha", bad, "base.json", "cur.json"], dir.path());
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--alpha"), "{}", stderr(&out));
+    }
+    let out = vaultbench(&["compare", "--alpha", "0.01", "--exact", "base.json", "cur.json"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
 #[test]

@@ -470,7 +470,15 @@ fn fail_on_regression_compares_with_the_baseline() {
     std::fs::create_dir_all(dir.path().join("evals/baselines")).unwrap();
     std::fs::copy(&path, dir.path().join("evals/baselines/reference-reference.json")).unwrap();
     write(&dir.path().join("evals"), "references/alpha.json", r#"{"answer": "no idea"}"#);
+    // One task, one run: no data can support a drop, so the default gate lets it pass...
     let out = vaultbench(&run_args(&["--baselines", "evals/baselines", "--fail-on-regression"]), dir.path());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("Against the baseline") && text.contains("alpha: solved 1/1 → 0/1"), "{text}");
+    assert!(text.contains("within noise") && text.contains("No regressions vs baseline"), "{text}");
+    // ...and the exact rule flags it.
+    let args = run_args(&["--baselines", "evals/baselines", "--fail-on-regression", "--exact"]);
+    let out = vaultbench(&args, dir.path());
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("Against the baseline") && text.contains("REGRESSION"), "{text}");

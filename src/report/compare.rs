@@ -1,8 +1,12 @@
-//! Comparing a result with a baseline. A *regression* is a drop in pass^k or
-//! solve^k, or a drop of any task's solved or passed fraction (a fraction, so
-//! runs with a different k still compare). Added and removed tasks are
-//! reported, never flagged; other metric moves are context, not regressions.
-//! Cost and cache figures are left out when the providers differ.
+//! Comparing a result with a baseline. What counts as a *regression* is the
+//! gate's rule (`stats::gate`): by default a drop of pass^k or solve^k, or of
+//! a task's solved or passed fraction, that the data supports at `--alpha`
+//! (a paired bootstrap on the common tasks for the aggregates, Fisher's exact
+//! test with the Benjamini–Hochberg correction per task); smaller drops are
+//! listed as within noise. Under the exact rule any drop of those is one.
+//! Added and removed tasks are reported, never flagged; other metric moves
+//! are context, not regressions. Cost and cache figures are left out when
+//! the providers differ.
 
 use std::collections::HashMap;
 use std::fmt::{self, Write};
@@ -11,6 +15,43 @@ use serde::Serialize;
 
 use crate::format::result::{Aggregate, ResultFile, TaskResult};
 use crate::jsnum;
+use crate::stats::paired::{Difference, ExactTest};
+use crate::stats::{self, Paired, Rule, Settings, Verdict, gate};
+
+/// How `compare` and `run` judge drops: `--alpha` and `--exact`.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct GateArgs {
+    /// Significance level of the regression gate: a drop is flagged only when
+    /// the data supports it at this level (paired bootstrap interval for
+    /// pass^k and solve^k, Fisher's exact test with the Benjamini-Hochberg
+    /// correction per task).
+    #[arg(long, value_name = "A", default_value_t = stats::DEFAULT_ALPHA, value_parser = parse_alpha)]
+    pub alpha: f64,
+    /// Flag any drop at all as a regression (the rule before the statistical
+    /// gate); a rerun of the same model then usually "regresses" by chance.
+    #[arg(long, conflicts_with = "alpha")]
+    pub exact: bool,
+}
+
+impl GateArgs {
+    pub fn rule(&self) -> Rule {
+        if self.exact { Rule::Exact } else { Rule::Statistical { alpha: self.alpha } }
+    }
+}
+
+impl Default for GateArgs {
+    fn default() -> Self {
+        GateArgs { alpha: stats::DEFAULT_ALPHA, exact: false }
+    }
+}
+
+fn parse_alpha(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(a) if a > 0.0 && a < 0.5 => Ok(a),
+        Ok(_) => Err(format!("`{text}` is not a level between 0 and 0.5 (e.g. 0.05 for 95% confidence)")),
+        Err(_) => Err(format!("`{text}` is not a number (e.g. 0.05)")),
+    }
+}
 
 /// Aggregate keys shown in a comparison, in display order.
 const AGGREGATE_KEYS: &[&str] = &[
@@ -51,8 +92,13 @@ pub struct AggregateChange {
     pub after: Option<f64>,
     /// False when the figure is provider-specific and the providers differ.
     pub applicable: bool,
+    /// For pass^k and solve^k: the gate's verdict; for the others, any move
+    /// for the worse (context, never a failure).
     pub regressed: bool,
     pub improved: bool,
+    /// The gate's verdict, for pass^k and solve^k.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -100,6 +146,14 @@ pub struct TaskChange {
     pub passed_after: Option<Fraction>,
     pub solve_regressed: bool,
     pub pass_regressed: bool,
+    /// The gate's verdict on the solved and passed counts (common tasks).
+    pub solve_verdict: Verdict,
+    pub pass_verdict: Verdict,
+    /// Fisher's exact test of the counts, for a task both results ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub solved_test: Option<ExactTest>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passed_test: Option<ExactTest>,
     pub metric_changes: Vec<MetricChange>,
 }
 
@@ -114,6 +168,9 @@ pub struct Comparison {
     pub baseline: Side,
     pub current: Side,
     pub providers_differ: bool,
+    pub rule: Rule,
+    /// The paired comparison on the common tasks (`None` without any).
+    pub paired: Option<Paired>,
     pub aggregates: Vec<AggregateChange>,
     pub tasks: Vec<TaskChange>,
 }
@@ -129,6 +186,18 @@ impl Comparison {
 
     pub fn has_regressions(&self) -> bool {
         self.regressed_aggregates().next().is_some() || self.regressed_tasks().next().is_some()
+    }
+
+    /// Drops the gate did not flag: (aggregates, tasks).
+    pub fn within_noise(&self) -> (usize, usize) {
+        let aggregates = self.aggregates.iter().filter(|a| a.verdict == Some(Verdict::WithinNoise)).count();
+        let tasks = self
+            .tasks
+            .iter()
+            .filter(|t| !t.regressed())
+            .filter(|t| t.solve_verdict == Verdict::WithinNoise || t.pass_verdict == Verdict::WithinNoise)
+            .count();
+        (aggregates, tasks)
     }
 }
 
@@ -175,9 +244,14 @@ fn fractions(t: &TaskResult) -> (Fraction, Fraction) {
     (Fraction { count: t.solved_count, n: t.n_runs }, Fraction { count: t.passed_count, n: t.n_runs })
 }
 
-/// Compare `current` against `baseline`.
-pub fn compare(baseline: &ResultFile, current: &ResultFile) -> Comparison {
+/// Compare `current` against `baseline` under `rule`.
+pub fn compare(baseline: &ResultFile, current: &ResultFile, rule: Rule) -> Comparison {
     let providers_differ = baseline.provider != current.provider;
+    let settings = match rule {
+        Rule::Statistical { alpha } => Settings::with_alpha(alpha),
+        Rule::Exact => Settings::default(),
+    };
+    let paired = Paired::of(&stats::counts(baseline), &stats::counts(current), &settings);
     let aggregates = AGGREGATE_KEYS
         .iter()
         .map(|&key| {
@@ -193,27 +267,38 @@ pub fn compare(baseline: &ResultFile, current: &ResultFile) -> Comparison {
                 regressed = if lower_better { a > b } else { a < b };
                 improved = if lower_better { a < b } else { a > b };
             }
-            AggregateChange { key, before, after, applicable, regressed, improved }
+            let verdict = REGRESSION_KEYS.contains(&key).then(|| aggregate_verdict(rule, key, regressed, &paired));
+            if let Some(v) = verdict {
+                regressed = v.is_regression();
+            }
+            AggregateChange { key, before, after, applicable, regressed, improved, verdict }
         })
         .collect();
 
+    let tests: HashMap<&str, (&ExactTest, &ExactTest)> =
+        paired.iter().flat_map(|p| p.tasks.iter().map(|t| (t.id.as_str(), (&t.solved, &t.passed)))).collect();
     let base_tasks: HashMap<&str, &TaskResult> = baseline.tasks.iter().map(|t| (t.id.as_str(), t)).collect();
     let current_ids: std::collections::HashSet<&str> = current.tasks.iter().map(|t| t.id.as_str()).collect();
+    let unpaired = |id: &str, kind, solved_before, solved_after, passed_before, passed_after| TaskChange {
+        id: id.to_string(),
+        kind,
+        solved_before,
+        solved_after,
+        passed_before,
+        passed_after,
+        solve_regressed: false,
+        pass_regressed: false,
+        solve_verdict: Verdict::NoDrop,
+        pass_verdict: Verdict::NoDrop,
+        solved_test: None,
+        passed_test: None,
+        metric_changes: vec![],
+    };
     let mut tasks = Vec::new();
     for ct in &current.tasks {
         let (c_solved, c_passed) = fractions(ct);
         let Some(bt) = base_tasks.get(ct.id.as_str()) else {
-            tasks.push(TaskChange {
-                id: ct.id.clone(),
-                kind: TaskChangeKind::New,
-                solved_before: None,
-                solved_after: Some(c_solved),
-                passed_before: None,
-                passed_after: Some(c_passed),
-                solve_regressed: false,
-                pass_regressed: false,
-                metric_changes: vec![],
-            });
+            tasks.push(unpaired(&ct.id, TaskChangeKind::New, None, Some(c_solved), None, Some(c_passed)));
             continue;
         };
         let (b_solved, b_passed) = fractions(bt);
@@ -231,6 +316,19 @@ pub fn compare(baseline: &ResultFile, current: &ResultFile) -> Comparison {
             })
             .collect();
         let changed = b_solved != c_solved || b_passed != c_passed || !metric_changes.is_empty();
+        let (solved_test, passed_test) = match tests.get(ct.id.as_str()) {
+            Some((s, p)) => (Some(**s), Some(**p)),
+            None => (None, None),
+        };
+        let verdict = |test: Option<ExactTest>, before: Fraction, after: Fraction| match test {
+            Some(t) => gate::task(rule, &t),
+            // A task with no runs on a side: only the exact rule sees a drop.
+            None if after.value() < before.value() && rule == Rule::Exact => Verdict::Regression,
+            None if after.value() < before.value() => Verdict::WithinNoise,
+            None => Verdict::NoDrop,
+        };
+        let solve_verdict = verdict(solved_test, b_solved, c_solved);
+        let pass_verdict = verdict(passed_test, b_passed, c_passed);
         tasks.push(TaskChange {
             id: ct.id.clone(),
             kind: if changed { TaskChangeKind::Changed } else { TaskChangeKind::Unchanged },
@@ -238,28 +336,51 @@ pub fn compare(baseline: &ResultFile, current: &ResultFile) -> Comparison {
             solved_after: Some(c_solved),
             passed_before: Some(b_passed),
             passed_after: Some(c_passed),
-            solve_regressed: c_solved.value() < b_solved.value(),
-            pass_regressed: c_passed.value() < b_passed.value(),
+            solve_regressed: solve_verdict.is_regression(),
+            pass_regressed: pass_verdict.is_regression(),
+            solve_verdict,
+            pass_verdict,
+            solved_test,
+            passed_test,
             metric_changes,
         });
     }
     for bt in &baseline.tasks {
         if !current_ids.contains(bt.id.as_str()) {
             let (b_solved, b_passed) = fractions(bt);
-            tasks.push(TaskChange {
-                id: bt.id.clone(),
-                kind: TaskChangeKind::Removed,
-                solved_before: Some(b_solved),
-                solved_after: None,
-                passed_before: Some(b_passed),
-                passed_after: None,
-                solve_regressed: false,
-                pass_regressed: false,
-                metric_changes: vec![],
-            });
+            tasks.push(unpaired(&bt.id, TaskChangeKind::Removed, Some(b_solved), None, Some(b_passed), None));
         }
     }
-    Comparison { baseline: side(baseline), current: side(current), providers_differ, aggregates, tasks }
+    Comparison { baseline: side(baseline), current: side(current), providers_differ, rule, paired, aggregates, tasks }
+}
+
+/// The gate's verdict on pass^k or solve^k. The exact rule keeps the old
+/// reading (any drop of the stored figure); the statistical rule judges the
+/// paired difference on the common tasks at their common k.
+fn aggregate_verdict(rule: Rule, key: &str, stored_drop: bool, paired: &Option<Paired>) -> Verdict {
+    match (rule, paired) {
+        (Rule::Exact, _) => {
+            if stored_drop {
+                Verdict::Regression
+            } else {
+                Verdict::NoDrop
+            }
+        }
+        (Rule::Statistical { .. }, Some(p)) => gate::aggregate(rule, paired_figure(p, key), p.common_tasks),
+        // No common task: nothing the data could support.
+        (Rule::Statistical { .. }, None) if stored_drop => Verdict::WithinNoise,
+        (Rule::Statistical { .. }, None) => Verdict::NoDrop,
+    }
+}
+
+fn paired_figure<'a>(p: &'a Paired, key: &str) -> &'a Difference {
+    match key {
+        "pass_k_rate" => &p.pass_k,
+        "solve_k_rate" => &p.solve_k,
+        "mean_pass_rate" => &p.mean_pass_rate,
+        "mean_solve_rate" => &p.mean_solve_rate,
+        _ => unreachable!("no paired figure for {key}"),
+    }
 }
 
 fn num(x: Option<f64>) -> String {
@@ -303,7 +424,79 @@ fn frac(f: Option<Fraction>) -> String {
     f.map_or_else(|| "-".to_string(), |f| f.to_string())
 }
 
+/// `-11.1pp [-20.4, -1.9], p 0.02` for a paired difference.
+fn change_text(d: &Difference) -> String {
+    format!(
+        "{}pp [{}, {}], p {}",
+        stats::signed1(d.change.estimate),
+        stats::signed1(d.change.low),
+        stats::signed1(d.change.high),
+        stats::format_p(d.p_value)
+    )
+}
+
+/// A task's exact test: for a drop, its one-sided p-value and the corrected
+/// one the gate reads (`p 0.0040, adjusted 0.02`); for a rise, the two-sided one.
+fn test_text(t: &ExactTest) -> String {
+    match (t.dropped(), t.p_drop_adjusted) {
+        (true, Some(q)) => format!("p {}, adjusted {}", stats::format_p(t.p_drop), stats::format_p(q)),
+        (true, None) => format!("p {}", stats::format_p(t.p_drop)),
+        (false, _) => format!("two-sided p {}", stats::format_p(t.p_two_sided)),
+    }
+}
+
+fn verdict_suffix(v: Verdict) -> String {
+    match v {
+        Verdict::NoDrop => String::new(),
+        v => format!("  {}", v.label()),
+    }
+}
+
 impl Comparison {
+    /// How the gate judged, in a line or two.
+    fn rule_text(&self) -> String {
+        match (self.rule, &self.paired) {
+            (Rule::Exact, _) => "Rule: exact (any drop is a regression; the statistical gate is the default)".into(),
+            (Rule::Statistical { alpha }, Some(p)) => format!(
+                "Rule: statistical, alpha {}: a drop is a regression when the paired bootstrap interval ({}, {} \
+                 common tasks, {} resamples) lies below zero, or for a task when its one-sided Fisher exact test \
+                 is significant after the Benjamini-Hochberg correction ({} informative tests). --exact flags \
+                 any drop.",
+                jsnum::to_string(alpha),
+                p.bootstrap.confidence_label(),
+                p.common_tasks,
+                p.bootstrap.resamples,
+                p.family_size
+            ),
+            (Rule::Statistical { alpha }, None) => format!(
+                "Rule: statistical, alpha {}: no task is common to both results, so no drop can be tested.",
+                jsnum::to_string(alpha)
+            ),
+        }
+    }
+
+    /// Notes on what was compared: a different k, too few tasks for an interval.
+    fn paired_notes(&self) -> Vec<String> {
+        let Some(p) = &self.paired else { return Vec::new() };
+        let mut notes = Vec::new();
+        if p.different_k() {
+            notes.push(format!(
+                "The results have different k ({} and {}): pass^k and solve^k are compared at their common k = {} \
+                 (unbiased estimator C(c,k)/C(n,k)); task fractions compare as they are.",
+                p.k_before, p.k_after, p.k
+            ));
+        }
+        if p.common_tasks < gate::MIN_TASKS && matches!(self.rule, Rule::Statistical { .. }) {
+            notes.push(format!(
+                "Only {} common tasks (fewer than {}): too few for a bootstrap interval to gate pass^k and solve^k; \
+                 the per-task exact tests decide.",
+                p.common_tasks,
+                gate::MIN_TASKS
+            ));
+        }
+        notes
+    }
+
     /// The verbose diff of `vaultbench compare`.
     pub fn detailed(&self) -> String {
         let mut s = String::new();
@@ -325,14 +518,46 @@ impl Comparison {
                 self.baseline.provider, self.current.provider
             );
         }
-        let _ = writeln!(s, "\nAggregates:");
+        let _ = writeln!(s, "\nAggregates (as stored, over each result's own tasks and k):");
         for a in &self.aggregates {
             if !a.applicable {
                 let _ = writeln!(s, "  {:<22} n/a (cross-provider)", a.key);
                 continue;
             }
-            let flag = if a.regressed && REGRESSION_KEYS.contains(&a.key) { "  REGRESSION" } else { "" };
-            let _ = writeln!(s, "  {:<22} {}{flag}", a.key, delta(a.before, a.after));
+            let _ = writeln!(
+                s,
+                "  {:<22} {}{}",
+                a.key,
+                delta(a.before, a.after),
+                verdict_suffix(a.verdict.unwrap_or(Verdict::NoDrop))
+            );
+        }
+        if let Some(p) = &self.paired {
+            let _ = writeln!(
+                s,
+                "\nPaired comparison on {} common tasks at k = {} (change after - before, {} interval, p-value):",
+                p.common_tasks,
+                p.k,
+                p.bootstrap.confidence_label()
+            );
+            let k = p.k;
+            for (label, d) in [
+                (format!("pass^{k}"), &p.pass_k),
+                (format!("solve^{k}"), &p.solve_k),
+                ("mean pass rate".to_string(), &p.mean_pass_rate),
+                ("mean solve rate".to_string(), &p.mean_solve_rate),
+            ] {
+                let _ = writeln!(
+                    s,
+                    "  {label:<16} {}% → {}%  {}",
+                    stats::fixed1(d.before),
+                    stats::fixed1(d.after),
+                    change_text(d)
+                );
+            }
+            for note in self.paired_notes() {
+                let _ = writeln!(s, "  {note}");
+            }
         }
         let _ = writeln!(s, "\nPer-task changes:");
         let mut any = false;
@@ -346,12 +571,22 @@ impl Comparison {
                 TaskChangeKind::Changed => {
                     let mut parts = Vec::new();
                     if t.solved_before != t.solved_after {
-                        let mark = if t.solve_regressed { "REGRESSION " } else { "" };
-                        parts.push(format!("{mark}solved {} → {}", frac(t.solved_before), frac(t.solved_after)));
+                        parts.push(count_change(
+                            "solved",
+                            t.solved_before,
+                            t.solved_after,
+                            t.solve_verdict,
+                            t.solved_test,
+                        ));
                     }
                     if t.passed_before != t.passed_after {
-                        let mark = if t.pass_regressed { "REGRESSION " } else { "" };
-                        parts.push(format!("{mark}passed {} → {}", frac(t.passed_before), frac(t.passed_after)));
+                        parts.push(count_change(
+                            "passed",
+                            t.passed_before,
+                            t.passed_after,
+                            t.pass_verdict,
+                            t.passed_test,
+                        ));
                     }
                     for m in &t.metric_changes {
                         parts.push(format!("{} {}", m.key, delta(m.before, m.after)));
@@ -379,22 +614,56 @@ impl Comparison {
             self.baseline.git_sha,
             crate::format::result::RunId(self.baseline.run_id.clone()).date()
         );
-        let k = self.current.n_runs;
-        for a in self.aggregates.iter().filter(|a| REGRESSION_KEYS.contains(&a.key)) {
-            let label = if a.key == "pass_k_rate" { format!("pass^{k}") } else { format!("solve^{k}") };
-            let flag = if a.regressed { "  REGRESSION" } else { "" };
-            let _ = writeln!(s, "  {label:<10} {}{flag}", percent_delta(a.before, a.after));
-        }
-        let regressed: Vec<&TaskChange> = self.regressed_tasks().collect();
-        if !regressed.is_empty() {
-            let _ = writeln!(s, "  Tasks with a lower solve or pass rate:");
-            for t in regressed {
-                let mut parts = Vec::new();
-                if t.solve_regressed {
-                    parts.push(format!("solved {} → {}", frac(t.solved_before), frac(t.solved_after)));
+        let _ = writeln!(s, "  {}", self.rule_text());
+        match (&self.paired, self.rule) {
+            (Some(p), Rule::Statistical { .. }) => {
+                for note in self.paired_notes() {
+                    let _ = writeln!(s, "  {note}");
                 }
-                if t.pass_regressed {
-                    parts.push(format!("passed {} → {}", frac(t.passed_before), frac(t.passed_after)));
+                let k = p.k;
+                for a in self.aggregates.iter().filter(|a| REGRESSION_KEYS.contains(&a.key)) {
+                    let (label, d) = if a.key == "pass_k_rate" {
+                        (format!("pass^{k}"), &p.pass_k)
+                    } else {
+                        (format!("solve^{k}"), &p.solve_k)
+                    };
+                    let _ = writeln!(
+                        s,
+                        "  {label:<10} {}% → {}% ({}){}",
+                        stats::fixed1(d.before),
+                        stats::fixed1(d.after),
+                        change_text(d),
+                        verdict_suffix(a.verdict.unwrap_or(Verdict::NoDrop))
+                    );
+                }
+            }
+            _ => {
+                let k = self.current.n_runs;
+                for a in self.aggregates.iter().filter(|a| REGRESSION_KEYS.contains(&a.key)) {
+                    let label = if a.key == "pass_k_rate" { format!("pass^{k}") } else { format!("solve^{k}") };
+                    let _ = writeln!(
+                        s,
+                        "  {label:<10} {}{}",
+                        percent_delta(a.before, a.after),
+                        verdict_suffix(a.verdict.unwrap_or(Verdict::NoDrop))
+                    );
+                }
+            }
+        }
+        let dropped: Vec<&TaskChange> = self
+            .tasks
+            .iter()
+            .filter(|t| t.solve_verdict != Verdict::NoDrop || t.pass_verdict != Verdict::NoDrop)
+            .collect();
+        if !dropped.is_empty() {
+            let _ = writeln!(s, "  Tasks with a lower solve or pass rate:");
+            for t in dropped {
+                let mut parts = Vec::new();
+                if t.solve_verdict != Verdict::NoDrop {
+                    parts.push(count_change("solved", t.solved_before, t.solved_after, t.solve_verdict, t.solved_test));
+                }
+                if t.pass_verdict != Verdict::NoDrop {
+                    parts.push(count_change("passed", t.passed_before, t.passed_after, t.pass_verdict, t.passed_test));
                 }
                 let _ = writeln!(s, "    {}: {}", t.id, parts.join(", "));
             }
@@ -404,13 +673,37 @@ impl Comparison {
         if added + removed > 0 {
             let _ = writeln!(s, "  Task set differs: {added} added, {removed} removed (reported, not flagged)");
         }
+        let (noisy_aggregates, noisy_tasks) = self.within_noise();
+        let noise = match noisy_aggregates + noisy_tasks {
+            0 => String::new(),
+            _ => format!(" ({noisy_aggregates} aggregate and {noisy_tasks} task drops within noise)"),
+        };
         if self.has_regressions() {
-            let _ = writeln!(s, "  REGRESSIONS FOUND");
+            let _ = writeln!(s, "  REGRESSIONS FOUND{noise}");
         } else {
-            let _ = writeln!(s, "  No regressions vs baseline.");
+            let _ = writeln!(s, "  No regressions vs baseline{}.", noise);
         }
         s
     }
+}
+
+/// `REGRESSION solved 5/5 → 0/5 (p 0.0040, adjusted 0.02)`, or with `within noise`.
+fn count_change(
+    what: &str,
+    before: Option<Fraction>,
+    after: Option<Fraction>,
+    v: Verdict,
+    test: Option<ExactTest>,
+) -> String {
+    let mark = if v.is_regression() { "REGRESSION " } else { "" };
+    let mut text = format!("{mark}{what} {} → {}", frac(before), frac(after));
+    if let Some(t) = test {
+        text.push_str(&format!(" ({})", test_text(&t)));
+    }
+    if v == Verdict::WithinNoise {
+        text.push_str(" within noise");
+    }
+    text
 }
 
 #[cfg(test)]
@@ -444,36 +737,90 @@ mod tests {
         }
     }
 
+    const STATISTICAL: Rule = Rule::Statistical { alpha: 0.05 };
+
     #[test]
     fn equal_results_have_no_regressions() {
         let r = result(&[("a", &[true, true]), ("b", &[true, false])]);
-        let c = compare(&r, &r);
+        let c = compare(&r, &r, STATISTICAL);
         assert!(!c.has_regressions());
         assert!(c.tasks.iter().all(|t| t.kind == TaskChangeKind::Unchanged));
         assert!(c.summary().contains("No regressions"));
     }
 
     #[test]
-    fn one_run_flipping_to_unsolved_is_flagged_by_name() {
+    fn one_run_flipping_to_unsolved_is_flagged_by_name_under_the_exact_rule() {
         let base = result(&[("a", &[true, true]), ("b", &[true, true])]);
         let cur = result(&[("a", &[true, true]), ("b", &[true, false])]);
-        let c = compare(&base, &cur);
+        let c = compare(&base, &cur, Rule::Exact);
         assert!(c.has_regressions());
         let names: Vec<_> = c.regressed_tasks().map(|t| t.id.as_str()).collect();
         assert_eq!(names, ["b"]);
-        assert!(c.summary().contains("b: solved 2/2 → 1/2"), "{}", c.summary());
+        assert!(c.summary().contains("b: REGRESSION solved 2/2 → 1/2"), "{}", c.summary());
         assert!(c.regressed_aggregates().any(|a| a.key == "solve_k_rate"));
+    }
+
+    #[test]
+    fn one_run_flipping_is_within_noise_under_the_statistical_rule() {
+        let base = result(&[("a", &[true, true]), ("b", &[true, true])]);
+        let cur = result(&[("a", &[true, true]), ("b", &[true, false])]);
+        let c = compare(&base, &cur, STATISTICAL);
+        assert!(!c.has_regressions(), "{}", c.detailed());
+        let summary = c.summary();
+        assert!(summary.contains("b: solved 2/2 → 1/2 (p 0.50, adjusted 0.50) within noise"), "{summary}");
+        assert!(
+            summary.contains("No regressions vs baseline (1 aggregate and 1 task drops within noise)."),
+            "{summary}"
+        );
+        assert_eq!(c.tasks[1].solve_verdict, Verdict::WithinNoise);
+    }
+
+    #[test]
+    fn a_broad_drop_is_a_regression_under_the_statistical_rule() {
+        let solved = [true; 5];
+        let failed = [false; 5];
+        let ids: Vec<String> = (0..20).map(|i| format!("t{i:02}")).collect();
+        let base: Vec<(&str, &[bool])> = ids.iter().map(|id| (id.as_str(), &solved[..])).collect();
+        let cur: Vec<(&str, &[bool])> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.as_str(), if i < 6 { &failed[..] } else { &solved[..] }))
+            .collect();
+        let c = compare(&result(&base), &result(&cur), STATISTICAL);
+        assert!(c.has_regressions());
+        let flagged: Vec<_> = c.regressed_tasks().map(|t| t.id.as_str()).collect();
+        assert_eq!(flagged, ["t00", "t01", "t02", "t03", "t04", "t05"]);
+        let solve_k = c.aggregates.iter().find(|a| a.key == "solve_k_rate").unwrap();
+        assert_eq!(solve_k.verdict, Some(Verdict::Regression));
+        let text = c.detailed();
+        assert!(text.contains("solve^5    100.0% → 70.0% (-30.0pp ["), "{text}");
+        assert!(text.contains("t00: REGRESSION solved 5/5 → 0/5 (p 0.0040, adjusted 0.0040)"), "{text}");
+        assert!(text.contains("REGRESSIONS FOUND"), "{text}");
+    }
+
+    #[test]
+    fn different_k_are_compared_at_the_common_k_and_say_so() {
+        let base = result(&[("a", &[true, true, true, true, true]), ("b", &[true, true, true, true, false])]);
+        let cur = result(&[("a", &[true, true, true]), ("b", &[true, true, false])]);
+        let c = compare(&base, &cur, STATISTICAL);
+        let p = c.paired.as_ref().unwrap();
+        assert_eq!((p.k, p.k_before, p.k_after), (3, 5, 3));
+        // solve^3 before: (1 + C(4,3)/C(5,3))/2 = 70%; after: (1 + 0)/2 = 50%.
+        assert!(c.summary().contains("solve^3    70.0% → 50.0%"), "{}", c.summary());
+        assert!(c.summary().contains("different k (5 and 3)"), "{}", c.summary());
     }
 
     #[test]
     fn added_and_removed_tasks_are_reported_not_flagged() {
         let base = result(&[("a", &[true]), ("old", &[true])]);
         let cur = result(&[("a", &[true]), ("old", &[true]), ("new", &[false])]);
-        let c = compare(&base, &cur);
-        // The new task lowers solve^k, which is a real aggregate drop; the task itself is not flagged.
+        let c = compare(&base, &cur, Rule::Exact);
+        // The new task lowers solve^k, which the exact rule counts; the task itself is not flagged.
         assert_eq!(c.regressed_tasks().count(), 0);
         assert!(c.detailed().contains("[NEW] new: solved 0/1 (not flagged)"));
-        let c = compare(&cur, &base);
+        // The statistical rule compares common tasks only: nothing dropped there.
+        assert!(!compare(&base, &cur, STATISTICAL).has_regressions());
+        let c = compare(&cur, &base, Rule::Exact);
         assert!(!c.has_regressions(), "{}", c.detailed());
         assert!(c.detailed().contains("[REMOVED] new"));
     }
@@ -483,7 +830,8 @@ mod tests {
         let base = result(&[("a", &[true, true, false])]);
         let cur = result(&[("a", &[true, true, true, false, false])]);
         // 2/3 -> 3/5 is a drop even though the count rose.
-        assert!(compare(&base, &cur).regressed_tasks().any(|t| t.id == "a"));
+        assert!(compare(&base, &cur, Rule::Exact).regressed_tasks().any(|t| t.id == "a"));
+        assert_eq!(compare(&base, &cur, STATISTICAL).tasks[0].solve_verdict, Verdict::WithinNoise);
     }
 
     #[test]
@@ -491,7 +839,7 @@ mod tests {
         let base = result(&[("a", &[true])]);
         let mut cur = base.clone();
         cur.provider = "ollama".into();
-        let c = compare(&base, &cur);
+        let c = compare(&base, &cur, STATISTICAL);
         assert!(c.providers_differ);
         let cost = c.aggregates.iter().find(|a| a.key == "total_cost_usd").unwrap();
         assert!(!cost.applicable && cost.before.is_none());

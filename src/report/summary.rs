@@ -1,13 +1,33 @@
-//! The human summary of a result: a line per task, then pass^k and solve^k,
-//! the tier breakdown, flaky tasks, turns, cache and cost.
+//! The human summary of a result: a line per task, then pass^k and solve^k
+//! with their intervals and their curve over k, the tier breakdown, flaky
+//! tasks, turns, cache and cost.
 
 use std::fmt::Write;
 
 use crate::format::result::ResultFile;
 use crate::jsnum;
+use crate::stats::{self, Interval, Settings, Summary, bounds};
 
 fn pct(x: f64) -> String {
     format!("{}%", jsnum::to_fixed(x, 1))
+}
+
+/// `report --json`: the re-derived aggregate block, with the derived
+/// statistics beside its fields (never stored in a result file).
+#[derive(serde::Serialize)]
+pub struct ReportJson<'a> {
+    #[serde(flatten)]
+    pub aggregate: &'a crate::format::result::Aggregate,
+    pub statistics: Option<Summary>,
+}
+
+impl<'a> ReportJson<'a> {
+    pub fn of(result: &'a ResultFile) -> ReportJson<'a> {
+        ReportJson {
+            aggregate: &result.aggregate,
+            statistics: Summary::of(&stats::counts(result), &Settings::default()),
+        }
+    }
 }
 
 /// Render the summary of `result` (whose figures the caller has re-derived).
@@ -64,17 +84,26 @@ pub fn render(result: &ResultFile) -> String {
     let _ = writeln!(s, "(~ marks a flaky task: solved in some runs but not all)\n");
     let _ = writeln!(s, "pass^{k}:   {}  (mean pass rate {})", pct(a.pass_k_rate), pct(a.mean_pass_rate));
     let _ = writeln!(s, "solve^{k}:  {}  (mean solve rate {})", pct(a.solve_k_rate), pct(a.mean_solve_rate));
+    let statistics = Summary::of(&stats::counts(result), &Settings::default());
+    if let Some(st) = &statistics {
+        write_statistics(&mut s, st);
+    }
     let _ = writeln!(s, "\nsolve^{k} by tier:");
     let mut tiers: Vec<_> = a.by_difficulty.iter().collect();
     tiers.sort_by(|x, y| x.0.cmp(y.0));
     for (tier, b) in tiers {
+        let interval = |f: fn(&stats::summary::TierStats) -> Interval| {
+            statistics.as_ref().and_then(|st| st.by_tier.get(tier)).map_or_else(String::new, |t| bounds(&f(t)))
+        };
         let _ = writeln!(
             s,
-            "  {tier:<9} {:>3}/{:<3} tasks  solve^{k} {:>6}  mean {:>6}",
+            "  {tier:<9} {:>3}/{:<3} tasks  solve^{k} {:>6} {:<14} mean {:>6} {}",
             b.solve_k_count,
             b.total_tasks,
             pct(b.solve_k_rate),
-            pct(b.mean_solve_rate)
+            interval(|t| t.solve_k),
+            pct(b.mean_solve_rate),
+            interval(|t| t.mean_solve_rate),
         );
     }
     let flaky: Vec<&str> = result.tasks.iter().filter(|t| t.flaky).map(|t| t.id.as_str()).collect();
@@ -104,6 +133,45 @@ pub fn render(result: &ResultFile) -> String {
         );
     }
     s
+}
+
+/// The intervals of the headline figures and the curve over k.
+fn write_statistics(s: &mut String, st: &Summary) {
+    let b = &st.bootstrap;
+    let _ = writeln!(
+        s,
+        "\n{} intervals (bootstrap over {} tasks, their runs kept together; {} resamples, seed {:#x}):",
+        b.confidence_label(),
+        st.tasks,
+        b.resamples,
+        b.seed
+    );
+    let k = st.k;
+    for (label, i) in [
+        (format!("pass^{k}"), &st.pass_k),
+        (format!("solve^{k}"), &st.solve_k),
+        ("mean pass rate".to_string(), &st.mean_pass_rate),
+        ("mean solve rate".to_string(), &st.mean_solve_rate),
+    ] {
+        let _ = writeln!(s, "  {label:<16} {:>6}%  {}", stats::fixed1(i.estimate), bounds(i));
+    }
+    let uneven = if st.uneven_runs { ", the fewest runs of any task" } else { "" };
+    let _ = writeln!(
+        s,
+        "\npass^k and solve^k for k = 1..{k}{uneven} (per task C(c,k)/C(n,k), averaged; k = {k} is the figure above):"
+    );
+    let _ = writeln!(s, "  {:>3}  {:>7} {:<14}  {:>7} {}", "k", "pass^k", "", "solve^k", "");
+    for p in &st.curve {
+        let _ = writeln!(
+            s,
+            "  {:>3}  {:>6}% {:<14}  {:>6}% {}",
+            p.k,
+            stats::fixed1(p.pass.estimate),
+            bounds(&p.pass),
+            stats::fixed1(p.solve.estimate),
+            bounds(&p.solve)
+        );
+    }
 }
 
 fn truncate(s: &str, width: usize) -> String {

@@ -61,9 +61,11 @@ pub struct RunArgs {
     /// Keep every run's vault under <results>/<run>/vaults/.
     #[arg(long)]
     pub keep_artifacts: bool,
-    /// Exit 1 when the result regresses against its baseline.
+    /// Exit 1 when the regression gate finds a regression against the baseline.
     #[arg(long)]
     pub fail_on_regression: bool,
+    #[command(flatten)]
+    pub gate: compare::GateArgs,
     /// The reference provider's trajectories [default: <suite>/references].
     #[arg(long, value_name = "DIR")]
     pub references: Option<PathBuf>,
@@ -213,7 +215,7 @@ fn regression_check(args: &RunArgs, result: &ResultFile, out: &mut dyn Write) ->
         return Ok(false);
     }
     let base = report::load_result(&path)?;
-    let comparison = compare::compare(&base, result);
+    let comparison = compare::compare(&base, result, args.gate.rule());
     writeln!(out, "\nAgainst the baseline {}:", path.display())?;
     write!(out, "{}", comparison.summary())?;
     Ok(comparison.has_regressions())

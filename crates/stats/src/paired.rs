@@ -76,12 +76,24 @@ pub struct ExactTest {
     /// left out of the family.
     #[serde(serialize_with = "super::four_decimals_opt")]
     pub p_drop_adjusted: Option<f64>,
+    /// `p_two_sided` after the same correction: for telling two models
+    /// apart task by task, in either direction.
+    #[serde(serialize_with = "super::four_decimals_opt")]
+    pub p_two_sided_adjusted: Option<f64>,
 }
 
 impl ExactTest {
     fn new(before: Count, after: Count) -> (ExactTest, Fisher) {
         let f = fisher((before.count, before.runs), (after.count, after.runs));
-        (ExactTest { before, after, p_drop: f.lower, p_two_sided: f.two_sided, p_drop_adjusted: None }, f)
+        let test = ExactTest {
+            before,
+            after,
+            p_drop: f.lower,
+            p_two_sided: f.two_sided,
+            p_drop_adjusted: None,
+            p_two_sided_adjusted: None,
+        };
+        (test, f)
     }
 
     /// The fraction fell (whether or not the data supports it).
@@ -96,6 +108,11 @@ impl ExactTest {
     /// A drop significant at `alpha` after the correction.
     pub fn significant_drop(&self, alpha: f64) -> bool {
         self.dropped() && self.p_drop_adjusted.is_some_and(|q| q <= alpha)
+    }
+
+    /// A difference either way, significant at `alpha` after the correction.
+    pub fn significant_difference(&self, alpha: f64) -> bool {
+        self.changed() && self.p_two_sided_adjusted.is_some_and(|q| q <= alpha)
     }
 }
 
@@ -200,25 +217,30 @@ impl Paired {
             Difference { before, after, change: percentile_interval(changes, after - before, settings.alpha), p_value }
         };
 
-        let mut tasks = Vec::with_capacity(pairs.len());
-        let mut family: Vec<(usize, bool, f64)> = Vec::new();
+        let mut tasks: Vec<TaskTest> = Vec::with_capacity(pairs.len());
+        // The informative tests: (task, solved or passed).
+        let mut family: Vec<(usize, bool)> = Vec::new();
         for (i, (b, a)) in pairs.iter().enumerate() {
-            let (solved, fs) =
-                ExactTest::new(Count { count: b.solved, runs: b.runs }, Count { count: a.solved, runs: a.runs });
-            let (passed, fp) =
-                ExactTest::new(Count { count: b.passed, runs: b.runs }, Count { count: a.passed, runs: a.runs });
+            let count = |c: u32, t: &TaskCounts| Count { count: c, runs: t.runs };
+            let (solved, fs) = ExactTest::new(count(b.solved, b), count(a.solved, a));
+            let (passed, fp) = ExactTest::new(count(b.passed, b), count(a.passed, a));
             if !fs.degenerate {
-                family.push((i, true, solved.p_drop));
+                family.push((i, true));
             }
             if !fp.degenerate {
-                family.push((i, false, passed.p_drop));
+                family.push((i, false));
             }
             tasks.push(TaskTest { id: a.id.clone(), tier: a.tier.clone(), solved, passed });
         }
-        let adjusted = benjamini_hochberg(&family.iter().map(|f| f.2).collect::<Vec<_>>());
-        for (&(i, is_solved, _), q) in family.iter().zip(adjusted) {
+        let pick = |tasks: &[TaskTest], &(i, is_solved): &(usize, bool)| {
+            if is_solved { tasks[i].solved } else { tasks[i].passed }
+        };
+        let drop_q = benjamini_hochberg(&family.iter().map(|f| pick(&tasks, f).p_drop).collect::<Vec<_>>());
+        let two_q = benjamini_hochberg(&family.iter().map(|f| pick(&tasks, f).p_two_sided).collect::<Vec<_>>());
+        for ((&(i, is_solved), q_drop), q_two) in family.iter().zip(drop_q).zip(two_q) {
             let test = if is_solved { &mut tasks[i].solved } else { &mut tasks[i].passed };
-            test.p_drop_adjusted = Some(q);
+            test.p_drop_adjusted = Some(q_drop);
+            test.p_two_sided_adjusted = Some(q_two);
         }
         Some(Paired {
             common_tasks: pairs.len(),
@@ -272,6 +294,7 @@ mod tests {
         assert!(p.solve_k.drop_excludes_zero(), "{:?}", p.solve_k);
         assert!(p.solve_k.p_value < 0.01);
         assert!(p.tasks[..10].iter().all(|t| t.solved.significant_drop(0.05)));
+        assert!(p.tasks[..10].iter().all(|t| t.solved.significant_difference(0.05)));
         // 5/5 -> 4/5 alone: p = 0.5, nowhere near.
         assert!(p.tasks[10].solved.dropped() && !p.tasks[10].solved.significant_drop(0.05));
         assert!(p.tasks[11].solved.p_drop_adjusted.is_none());
