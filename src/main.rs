@@ -138,6 +138,11 @@ enum Command {
         /// Re-judge judge matchers with the configured judge model.
         #[arg(long)]
         judge: bool,
+        /// With --judge: ask the judge N times per verdict, keep the majority
+        /// answer (a tie is NO) and report its flip rate per task and overall.
+        #[arg(long, value_name = "N", default_value_t = 1, requires = "judge",
+              value_parser = clap::value_parser!(u32).range(1..=20))]
+        repeat: u32,
         /// The suite the sweep ran (for the tasks' user messages, which the judge sees).
         #[arg(long, value_name = "DIR", default_value = "evals")]
         suite: PathBuf,
@@ -299,8 +304,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cmd_compare(baseline, result, &dirs, json, fail_on_regression, gate.rule())
         }
         Command::Bless { result, dirs, force } => cmd_bless(result, &dirs, force),
-        Command::Rescore { result, json, write, judge, suite } => {
-            cmd_rescore(&result, json, write.as_deref(), judge.then_some(suite.as_path()))
+        Command::Rescore { result, json, write, judge, suite, repeat } => {
+            cmd_rescore(&result, json, write.as_deref(), judge.then_some(suite.as_path()), repeat)
         }
         Command::Run(args) => status(sweep_command::run(*args, &mut std::io::stdout(), &mut std::io::stderr())),
         Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut std::io::stdout())),
@@ -317,7 +322,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let file: CalibrationFile = fsio::read_json(&path)?;
             let agreement = calibrate::recorded_agreement(&file);
             if json {
-                print_json(&agreement)?;
+                print_json(&calibrate::AgreementJson::of(&agreement))?;
             } else {
                 println!("Calibration set: {}", path.display());
                 print!("{agreement}");
@@ -410,7 +415,7 @@ fn cmd_calibrate_judge(
     let candidate = judge::build(&config)?;
     let run = runtime()?.block_on(calibrate::judge_candidate(&set, candidate, &config.label(), jobs));
     if json {
-        print_json(&run.agreement)?;
+        print_json(&calibrate::AgreementJson::of(&run.agreement))?;
     } else {
         println!("Calibration set: {}", path.display());
         print!("{}", run.agreement);
@@ -558,7 +563,13 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-fn cmd_rescore(path: &Path, json: bool, write: Option<&Path>, judge_suite: Option<&Path>) -> Result<ExitCode> {
+fn cmd_rescore(
+    path: &Path,
+    json: bool,
+    write: Option<&Path>,
+    judge_suite: Option<&Path>,
+    repeat: u32,
+) -> Result<ExitCode> {
     let stored = report::load_result(path)?;
     let budget = RegexBudget::per_pattern(Limits::default().regex_timeout);
     let outcome = match judge_suite {
@@ -571,7 +582,7 @@ fn cmd_rescore(path: &Path, json: bool, write: Option<&Path>, judge_suite: Optio
             };
             let prompts = user_messages(suite)?;
             let lookup = |id: &str| prompts.get(id).cloned();
-            runtime()?.block_on(rescore::rescore(&stored, Some(judge.as_ref()), &lookup, budget))
+            runtime()?.block_on(rescore::rescore_repeated(&stored, Some(judge.as_ref()), &lookup, budget, repeat))
         }
     };
     if json {

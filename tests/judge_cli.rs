@@ -394,6 +394,35 @@ fn rescore_with_judge_asks_the_configured_judge() {
 }
 
 #[test]
+fn rescore_with_a_repeated_judge_reports_its_flip_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    sweep(dir.path());
+    // Asked about run 1 of alpha, the judge alternates YES, NO, YES...; about
+    // run 2 it always says YES.
+    let judge = Fake::start(|r, n| {
+        if prompt_of(r).contains("alpha answer 1") && n % 2 == 1 { gemini_says("NO") } else { gemini_says("YES") }
+    });
+    let env = [("GEMINI_BASE_URL", judge.url.as_str()), ("GEMINI_API_KEY", KEY), ("EVAL_JUDGE_MODEL", "judge-pinned")];
+    let args = ["rescore", "result.json", "--judge", "--repeat", "3", "--suite", "suite"];
+    let out = run(&args, dir.path(), &env);
+    let text = stdout(&out);
+    assert!(text.contains("judge flip rate: 1/2 verdicts (50.0%)"), "{text}{}", stderr(&out));
+    assert!(text.contains("across 3 asks each"), "{text}");
+    assert!(text.contains("  alpha: 1/2 flipped (50.0%)"), "{text}");
+    assert_eq!(judge.requests().len(), 6, "three asks per judge verdict");
+    // The majority of YES, NO, YES is YES: run 1 keeps its recorded YES.
+    assert!(!text.contains("alpha run 1: judge matcher"), "{text}");
+    let out =
+        run(&["rescore", "result.json", "--judge", "--repeat", "3", "--json", "--suite", "suite"], dir.path(), &env);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["judge_stability"]["flipped"], 1);
+    assert_eq!(json["judge_stability"]["by_task"]["alpha"]["verdicts"], 2);
+    // --repeat needs --judge.
+    let out = run(&["rescore", "result.json", "--repeat", "3"], dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
 fn the_upstream_gold_set_reserializes_byte_for_byte() {
     let Some(up) = upstream() else { return };
     let path = up.join("calibration/judge-calibration.json");

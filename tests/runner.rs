@@ -461,6 +461,32 @@ fn models_flag_writes_a_comparison_report() {
 }
 
 #[test]
+fn run_warns_before_it_starts_when_judge_tasks_cannot_be_scored() {
+    let dir = suite(&["alpha", "beta"]);
+    let judged = task("alpha").replace(
+        r#"[{ "type": "contains", "value": "940 kg" }]"#,
+        r#"[{ "type": "contains", "value": "940 kg" }, { "type": "judge", "criteria": "Says 940 kg." }]"#,
+    );
+    write(&dir.path().join("evals"), "tasks/alpha.json", &judged);
+    let out = vaultbench(&run_args(&[]), dir.path());
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("[judge unavailable] no judge is configured")
+            && err.contains("1 of the 2 selected tasks have judge matchers (alpha)")
+            && err.contains("bless` will refuse"),
+        "{err}"
+    );
+    // The sweep ran anyway; its judge verdict is recorded as skipped.
+    let (_, r) = only_result(&dir.path().join("results"));
+    assert!(r.tasks.iter().find(|t| t.id == "alpha").unwrap().runs[0].solve_details.judge_skipped);
+    // A suite without judge matchers says nothing about the judge.
+    let dir = suite(&["alpha"]);
+    let out = vaultbench(&run_args(&[]), dir.path());
+    assert!(!stderr(&out).contains("judge"), "{}", stderr(&out));
+}
+
+#[test]
 fn fail_on_regression_compares_with_the_baseline() {
     let dir = suite(&["alpha"]);
     // A baseline in which alpha was solved; now its reference stops solving it.

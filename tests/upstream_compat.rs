@@ -93,6 +93,21 @@ fn cli_calibrate_report_gives_83_of_90() {
     assert!(text.contains("Agreement with human labels: 83/90 (92.2%)"), "{text}");
     assert!(text.contains("False positives (judge YES, human NO): 1"), "{text}");
     assert!(text.contains("False negatives (judge NO, human YES): 6"), "{text}");
+    assert!(text.contains("95% interval on agreement (Wilson): "), "{text}");
+    let out = vaultbench(&["calibrate", "report", "--json", file.to_str().unwrap()], &up);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = |k: &str| json[k].as_u64().unwrap() as u32;
+    let kappa = vaultbench::stats::agreement::cohen_kappa(
+        n("both_yes"),
+        n("false_positives"),
+        n("false_negatives"),
+        n("both_no"),
+    )
+    .unwrap();
+    assert!((json["kappa"].as_f64().unwrap() - kappa).abs() < 1e-12);
+    assert!(text.contains(&format!("Cohen's kappa: {}", jsnum::to_fixed(kappa, 3))), "{text}");
+    let w = &json["agreement_interval"];
+    assert!(w["low"].as_f64().unwrap() < 83.0 / 90.0 && 83.0 / 90.0 < w["high"].as_f64().unwrap());
 }
 
 #[test]

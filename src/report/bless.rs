@@ -1,8 +1,8 @@
 //! Blessing: promoting a result to the committed baseline of its (provider,
 //! model). A baseline is what the published table shows and what later runs
 //! are checked against, so a result that would mislead is refused: moving
-//! model aliases, interrupted or partial sweeps, runs with harness errors
-//! (unless `--force`), and — never forceable — self-check runs of the
+//! model aliases, interrupted or partial sweeps, runs with harness errors,
+//! results whose verdicts a missing judge decided (unless `--force`), and — never forceable — self-check runs of the
 //! `reference` provider, empty results and results whose aggregate does not
 //! re-derive from their runs.
 
@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::format::result::ResultFile;
 use crate::fsio;
-use crate::report::{self, aggregate, baseline_dir, evidence};
+use crate::report::{self, aggregate, baseline_dir, evidence, judge_skips};
 
 /// `<provider>-<model>.json`, with every character outside `[A-Za-z0-9._-]`
 /// replaced by `-`: model `gemma4:e4b` on ollama gives `ollama-gemma4-e4b.json`.
@@ -106,6 +106,10 @@ pub fn refusals(result: &ResultFile) -> Vec<Refusal> {
                 report::first_few(&errored)
             ),
         );
+    }
+    let skips = judge_skips::JudgeSkips::of_result(result);
+    if skips.matters() {
+        refuse(true, format!("{skips}: rerun with a judge (EVAL_JUDGE_API_KEY or GEMINI_API_KEY)"));
     }
     out
 }

@@ -24,6 +24,7 @@ use crate::format::result::{MatcherDetail, ResultFile};
 use crate::format::task::Matcher;
 use crate::provider::reference;
 use crate::score::{Judge, JudgeContext};
+use crate::stats::agreement;
 use crate::suite::Suite;
 use crate::suite::corpus::Corpus;
 use crate::{fsio, jsnum};
@@ -68,6 +69,34 @@ impl Agreement {
     /// `agreed / evaluated`, 0 when nothing was comparable.
     pub fn rate(&self) -> f64 {
         if self.evaluated == 0 { 0.0 } else { f64::from(self.agreed) / f64::from(self.evaluated) }
+    }
+
+    /// Cohen's kappa: agreement beyond what chance gives with the same YES
+    /// rates (a judge that says YES to almost everything agrees often with
+    /// humans who say YES often, and learns nothing). `None` when undefined.
+    pub fn kappa(&self) -> Option<f64> {
+        agreement::cohen_kappa(self.both_yes, self.false_positives, self.false_negatives, self.both_no)
+    }
+
+    /// The 95% Wilson interval on the agreement rate.
+    pub fn rate_interval(&self) -> Option<agreement::Proportion> {
+        agreement::wilson(self.agreed, self.evaluated, agreement::Z_95)
+    }
+}
+
+/// What `calibrate report --json` and `calibrate judge --json` print: the
+/// tally with kappa and the interval beside it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgreementJson<'a> {
+    #[serde(flatten)]
+    pub agreement: &'a Agreement,
+    pub kappa: Option<f64>,
+    pub agreement_interval: Option<agreement::Proportion>,
+}
+
+impl<'a> AgreementJson<'a> {
+    pub fn of(agreement: &'a Agreement) -> AgreementJson<'a> {
+        AgreementJson { agreement, kappa: agreement.kappa(), agreement_interval: agreement.rate_interval() }
     }
 }
 
@@ -404,6 +433,26 @@ impl fmt::Display for Agreement {
             self.evaluated,
             jsnum::to_fixed(self.rate() * 100.0, 1)
         );
+        if let Some(w) = self.rate_interval() {
+            let _ = writeln!(
+                s,
+                "95% interval on agreement (Wilson): {}%..{}%",
+                jsnum::to_fixed(w.low * 100.0, 1),
+                jsnum::to_fixed(w.high * 100.0, 1)
+            );
+        }
+        match self.kappa() {
+            Some(k) => {
+                let _ = writeln!(
+                    s,
+                    "Cohen's kappa: {} (agreement beyond chance: 1 perfect, 0 no better than chance)",
+                    jsnum::to_fixed(k, 3)
+                );
+            }
+            None => {
+                let _ = writeln!(s, "Cohen's kappa: undefined (fewer than two answers used by judge and humans)");
+            }
+        }
         let no_verdict = if self.skipped_no_verdict > 0 {
             format!(", {} without a recorded verdict", self.skipped_no_verdict)
         } else {
@@ -470,6 +519,10 @@ mod tests {
         assert_eq!((a.both_yes, a.false_positives, a.false_negatives, a.both_no), (1, 1, 1, 1));
         assert_eq!((a.skipped_unlabelled, a.skipped_judge_error), (1, 1));
         assert!(a.to_string().contains("Agreement with human labels: 2/4 (50.0%)"));
+        // One of each: no better than chance; Wilson for 2/4 is 15.0%..85.0%.
+        assert_eq!(a.kappa(), Some(0.0));
+        assert!(a.to_string().contains("Cohen's kappa: 0.000"), "{a}");
+        assert!(a.to_string().contains("95% interval on agreement (Wilson): 15.0%..85.0%"), "{a}");
         assert!(a.to_string().contains("FP  b  (judge YES, human NO)"));
     }
 

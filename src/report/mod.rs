@@ -2,8 +2,9 @@
 //! (`aggregate`), baseline comparison (`compare`), blessing (`bless`) with the
 //! transcripts kept as evidence (`evidence`) and the baseline and its evidence
 //! replaced as one pair (`baseline_dir`),
-//! offline rescoring (`rescore`), judge calibration (`calibrate`) and the
-//! human summary (`summary`). Reads and writes result files; never builds or runs
+//! offline rescoring (`rescore`), judge calibration (`calibrate`), runs
+//! scored without a judge (`judge_skips`) and the human summary (`summary`).
+//! Reads and writes result files; never builds or runs
 //! a model itself (a judge, when one is needed, is handed in).
 
 pub mod aggregate;
@@ -12,6 +13,7 @@ pub mod bless;
 pub mod calibrate;
 pub mod compare;
 pub mod evidence;
+pub mod judge_skips;
 pub mod rescore;
 pub mod summary;
 

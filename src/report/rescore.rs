@@ -5,7 +5,10 @@
 //!
 //! Vault assertions cannot be re-evaluated offline (the vault is gone), so
 //! their recorded verdicts are kept. Judge verdicts are kept unless a judge is
-//! given, in which case each judge matcher is asked again.
+//! given, in which case each judge matcher is asked again; asked several
+//! times (`--repeat N`), the majority answer is the verdict (a tie is NO) and
+//! the judge's *flip rate* (verdicts whose answers were not unanimous) is
+//! reported per task and overall: a judge at temperature 0 should not flip.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write};
@@ -15,6 +18,7 @@ use serde::Serialize;
 use crate::format::result::{MatcherDetail, ResultFile};
 use crate::report::aggregate::{self, FieldDiff};
 use crate::score::{Judge, JudgeContext, RegexBudget, matchers};
+use crate::stats::{self, agreement};
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Tally {
@@ -44,6 +48,9 @@ pub struct Rescore {
     pub judge_model: Option<String>,
     pub solved: Tally,
     pub disagreements: Vec<Disagreement>,
+    /// How stable the judge's answers were when each verdict was asked more than once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge_stability: Option<JudgeStability>,
     /// Differences between the stored figures and those re-derived after rescoring.
     #[serde(serialize_with = "serialize_diffs")]
     pub aggregate_diffs: Vec<FieldDiff>,
@@ -53,6 +60,33 @@ pub struct Rescore {
 
 fn serialize_diffs<S: serde::Serializer>(diffs: &[FieldDiff], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(diffs.iter().map(|d| d.to_string()))
+}
+
+/// Flips of a judge asked `repeat` times about each verdict.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct JudgeStability {
+    pub repeat: u32,
+    /// Judge verdicts asked (one per judge matcher of a passed run).
+    pub verdicts: u32,
+    /// Of those, verdicts whose answers were not all the same.
+    pub flipped: u32,
+    /// Asks that failed (counted as NO in the verdict, not as a flip).
+    pub failed_asks: u32,
+    /// Per task: (verdicts, flipped).
+    pub by_task: BTreeMap<String, FlipTally>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct FlipTally {
+    pub verdicts: u32,
+    pub flipped: u32,
+}
+
+impl JudgeStability {
+    /// `flipped / verdicts`, 0 with nothing asked.
+    pub fn flip_rate(&self) -> f64 {
+        if self.verdicts == 0 { 0.0 } else { f64::from(self.flipped) / f64::from(self.verdicts) }
+    }
 }
 
 impl Rescore {
@@ -70,6 +104,20 @@ pub async fn rescore(
     user_message: &dyn Fn(&str) -> Option<String>,
     budget: RegexBudget,
 ) -> Rescore {
+    rescore_repeated(result, judge, user_message, budget, 1).await
+}
+
+/// [`rescore`], asking the judge `repeat` times (at least once) per judge
+/// verdict: the majority answer is the verdict, and the flips are counted.
+pub async fn rescore_repeated(
+    result: &ResultFile,
+    judge: Option<&dyn Judge>,
+    user_message: &dyn Fn(&str) -> Option<String>,
+    budget: RegexBudget,
+    repeat: u32,
+) -> Rescore {
+    let repeat = repeat.max(1);
+    let mut stability = JudgeStability { repeat, ..JudgeStability::default() };
     let mut rescored = result.clone();
     let mut tallies: BTreeMap<&'static str, Tally> = BTreeMap::new();
     let mut judge_kept = 0;
@@ -101,16 +149,27 @@ pub async fn rescore(
                             continue;
                         };
                         let ctx = JudgeContext { user_message: &prompt, response_text: &text };
-                        match j.judge(criteria, ctx).await {
-                            Ok(v) => {
-                                *verdict = v;
-                                *error = None;
-                            }
-                            Err(e) => {
-                                *verdict = false;
-                                *error = Some(e);
+                        let mut answers = Vec::with_capacity(repeat as usize);
+                        let mut first_error = None;
+                        for _ in 0..repeat {
+                            match j.judge(criteria, ctx).await {
+                                Ok(v) => answers.push(v),
+                                Err(e) => {
+                                    stability.failed_asks += 1;
+                                    first_error.get_or_insert(e);
+                                }
                             }
                         }
+                        let yes = answers.iter().filter(|&&a| a).count();
+                        let flipped = yes > 0 && yes < answers.len();
+                        let tally = stability.by_task.entry(task.id.clone()).or_default();
+                        tally.verdicts += 1;
+                        tally.flipped += u32::from(flipped);
+                        stability.verdicts += 1;
+                        stability.flipped += u32::from(flipped);
+                        // A failed ask counts as NO: it must not look like a pass.
+                        *verdict = 2 * yes > repeat as usize;
+                        *error = if answers.is_empty() { first_error } else { None };
                         ("judge", *verdict, criteria.clone())
                     }
                 };
@@ -156,6 +215,7 @@ pub async fn rescore(
         matchers: tallies,
         judge_kept,
         judge_model: judge.map(|j| j.model_id().to_string()),
+        judge_stability: (judge.is_some() && repeat > 1).then_some(stability),
         solved,
         disagreements,
         aggregate_diffs,
@@ -174,6 +234,9 @@ impl fmt::Display for Rescore {
         }
         if let Some(model) = &self.judge_model {
             let _ = writeln!(s, "judge model: {model}");
+        }
+        if let Some(st) = &self.judge_stability {
+            write_stability(&mut s, st);
         }
         let _ = writeln!(s, "solved: {}/{} runs agree", self.solved.agree, self.solved.checked);
         let _ = writeln!(s, "vault assertions: recorded verdicts kept (the vault is not kept after a run)");
@@ -202,5 +265,27 @@ impl fmt::Display for Rescore {
             }
         }
         f.write_str(&s)
+    }
+}
+
+/// The flip rate overall (with its Wilson interval) and per task.
+fn write_stability(s: &mut String, st: &JudgeStability) {
+    let pct = |x: f64| stats::fixed1(x * 100.0);
+    let interval = agreement::wilson(st.flipped, st.verdicts, agreement::Z_95)
+        .map_or_else(String::new, |w| format!(" (95% interval {}%..{}%)", pct(w.low), pct(w.high)));
+    let _ = writeln!(
+        s,
+        "judge flip rate: {}/{} verdicts ({}%){interval} got different answers across {} asks each; majority answer kept, a tie is NO",
+        st.flipped,
+        st.verdicts,
+        pct(st.flip_rate()),
+        st.repeat
+    );
+    if st.failed_asks > 0 {
+        let _ = writeln!(s, "judge asks that failed: {} (counted as NO)", st.failed_asks);
+    }
+    for (task, t) in &st.by_task {
+        let rate = if t.verdicts == 0 { 0.0 } else { f64::from(t.flipped) / f64::from(t.verdicts) };
+        let _ = writeln!(s, "  {task}: {}/{} flipped ({}%)", t.flipped, t.verdicts, pct(rate));
     }
 }

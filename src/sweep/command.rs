@@ -247,8 +247,8 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
     let table = if table_path.is_file() { Some(PriceTable::load(&table_path)?) } else { None };
     let limits = Limits::from_env()?;
     let judge = judge::configured()?;
-    if judge.is_none() && selected.iter().any(|t| t.has_judge_matcher()) {
-        writeln!(err, "{}", judge::UNAVAILABLE)?;
+    if let Some(warning) = judge.is_none().then(|| judge::unscorable_warning(&selected)).flatten() {
+        writeln!(err, "{warning}")?;
     }
     let git_sha = git_sha();
     // Everything is checked for every model before any sweep starts.
@@ -384,8 +384,8 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
         writeln!(err, "warning: {w}")?;
     }
     let judge = judge::configured()?;
-    if judge.is_none() && tasks.iter().any(Task::has_judge_matcher) {
-        writeln!(err, "{}", judge::UNAVAILABLE)?;
+    if let Some(warning) = judge.is_none().then(|| judge::unscorable_warning(&refs)).flatten() {
+        writeln!(err, "{warning}")?;
     }
     let jobs = args.jobs.map_or_else(|| provider::default_jobs(&manifest.provider), usize::from);
     Ok(Planned {

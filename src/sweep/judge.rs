@@ -12,6 +12,23 @@ use crate::score::Judge;
 /// Printed once when a suite has judge matchers and no judge is configured.
 pub const UNAVAILABLE: &str = "[judge unavailable]";
 
+/// The warning printed before a sweep starts when `tasks` have judge
+/// matchers and no judge is configured; `None` when nothing is unscorable.
+pub fn unscorable_warning(tasks: &[&crate::format::task::Task]) -> Option<String> {
+    let judged: Vec<String> = tasks.iter().filter(|t| t.has_judge_matcher()).map(|t| t.id.clone()).collect();
+    if judged.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{UNAVAILABLE} no judge is configured (set EVAL_JUDGE_API_KEY or GEMINI_API_KEY): {} of the {} selected \
+         tasks have judge matchers ({}); their judge verdicts will fail as skipped, a run that meets every other \
+         check cannot be solved, and `vaultbench bless` will refuse such a result unless --force",
+        judged.len(),
+        tasks.len(),
+        crate::report::first_few(&judged)
+    ))
+}
+
 /// The configured judge; `Ok(None)` when no key is set (judge matchers then
 /// fail with `judge_skipped`, as the results core scores them), an error when
 /// the judge settings are wrong, so a sweep never starts with a broken judge.
