@@ -56,7 +56,14 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
     let rows = results_rows(&results);
     let expected = upstream_readme_rows(&up);
     assert_eq!(expected.len(), 2);
-    assert_eq!(rows, expected, "the generated table differs from the published one");
+    // The twelve published columns, cell for cell, in their order; the
+    // interval column comes after them.
+    let published: Vec<Vec<String>> = rows.iter().map(|r| r[..12].to_vec()).collect();
+    assert_eq!(published, expected, "the generated table differs from the published one");
+    assert!(rows.iter().all(|r| r.len() == 13 && r[12].contains("% ±")), "{rows:?}");
+    // 74.1% and 57.4% differ by more than noise: no tie mark; the caption states the noise floor.
+    assert!(!results.contains("≈ tied"), "{results}");
+    assert!(results.contains("<caption>Noise floor: each solve^k is known to within about ±"), "{results}");
     // Commit links go to the configured repository.
     for sha in ["36e3495", "4683f4f"] {
         assert!(results.contains(&format!("<a href=\"{REPO}/commit/{sha}\">{sha}</a>")), "{sha} link");
@@ -75,6 +82,10 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
     assert_eq!(page.matches("<span class=\"flaky\">flaky</span></td>").count(), 8, "8 flaky tasks");
     assert!(page.contains("8 flaky"), "{page}");
     assert!(page.contains("<td>T3</td><td>29</td><td>19</td><td>65.5%</td><td>120/145</td><td>82.8%</td>"), "{page}");
+    // Its figures carry intervals, and the curve runs from k = 1 (the mean solve rate) to k = 5.
+    assert!(page.contains("<dt>solve^k</dt><dd>74.1% <span class=\"interval\">["), "{page}");
+    assert!(page.contains("<tr><td>1</td><td>100.0% [100.0, 100.0]</td><td>83.7% ["), "{page}");
+    assert!(page.contains("<tr><td>5</td><td>100.0% [100.0, 100.0]</td><td>74.1% ["), "{page}");
     // The matrix has both models and every task once.
     let matrix = read(dir.path(), "matrix.html");
     assert_eq!(matrix.matches("<tr><td><code>").count(), 54);
@@ -210,6 +221,82 @@ fn a_malformed_baseline_is_skipped_with_a_warning_and_strict_fails() {
     assert!(!dir.path().join("site").exists(), "nothing is written when --strict fails");
 }
 
+/// `n` tasks, the first `solved` of them solved in every one of 5 runs.
+fn baseline_solving(model: &str, ids: &[String], solved: usize) -> vaultbench::format::result::ResultFile {
+    let all = [true; 5];
+    let none = [false; 5];
+    let tasks: Vec<(&str, &[bool])> =
+        ids.iter().enumerate().map(|(i, id)| (id.as_str(), if i < solved { &all[..] } else { &none[..] })).collect();
+    sample_result("ollama", model, &tasks)
+}
+
+#[test]
+fn rows_within_noise_of_the_row_above_are_marked_tied_and_other_task_sets_are_not_compared() {
+    let dir = project();
+    let ids: Vec<String> = (0..30).map(|i| format!("t{i:02}")).collect();
+    let other: Vec<String> = (0..30).map(|i| format!("u{i:02}")).collect();
+    let b = |name: &str, r| write_result(&dir.path().join(format!("evals/baselines/{name}.json")), &r);
+    b("a", baseline_solving("top", &ids, 24));
+    // One task fewer than the row above: within noise.
+    b("b", baseline_solving("close", &ids, 23));
+    // Far below: a real gap.
+    b("c", baseline_solving("low", &ids, 6));
+    // Just below "low" but on other tasks: no claim either way.
+    b("d", baseline_solving("elsewhere", &other, 5));
+    let out = publish(dir.path(), &["--suite", "no-suite"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = read(dir.path(), "results.html");
+    let rows = results_rows(&results);
+    let models: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(models, ["top", "close", "low", "elsewhere"]);
+    let solve_cells: Vec<&str> = rows.iter().map(|r| r[5].as_str()).collect();
+    assert_eq!(solve_cells, ["80.0%", "76.7% ≈ tied", "20.0%", "16.7%"]);
+    assert!(results.contains("statistically tied with top: solve^5 differs by -3.3 points ["), "{results}");
+    assert!(results.contains("≈ marks a row statistically tied with it"), "{results}");
+    // The twelve columns keep their values; the interval follows Commit.
+    assert!(rows.iter().all(|r| r.len() == 13), "{rows:?}");
+    assert!(rows[0][12].starts_with("80.0% ±"), "{:?}", rows[0]);
+}
+
+#[test]
+fn a_baseline_swept_without_a_judge_is_marked_and_its_page_says_why() {
+    use vaultbench::format::OneOrMany;
+    use vaultbench::format::result::MatcherDetail;
+    let dir = project();
+    let mut r = sample_result("ollama", "unjudged", &[("alpha", &[false, false]), ("beta", &[true, true])]);
+    for run in &mut r.tasks[0].runs {
+        let d = &mut run.solve_details;
+        d.judge_attempted = true;
+        d.judge_skipped = true;
+        d.matchers_pass = false;
+        d.matcher_details = vec![
+            MatcherDetail::Contains { value: OneOrMany::One("x".into()), verdict: true, error: None },
+            MatcherDetail::Judge { criteria: "c".into(), verdict: false, error: Some("no judge available".into()) },
+        ];
+    }
+    write_result(&dir.path().join("evals/baselines/ollama-unjudged.json"), &r);
+    write_result(
+        &dir.path().join("evals/baselines/ollama-judged.json"),
+        &sample_result("ollama", "judged", &[("alpha", &[true])]),
+    );
+    let out = publish(dir.path(), &["--suite", "no-suite"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = read(dir.path(), "results.html");
+    let rows = results_rows(&results);
+    let unjudged = rows.iter().find(|r| r[0] == "unjudged").unwrap();
+    assert_eq!(unjudged[5], "50.0% ⚖ no judge", "{unjudged:?}");
+    assert!(!rows.iter().find(|r| r[0] == "judged").unwrap()[5].contains("judge"));
+    assert!(results.contains("⚖ marks 1 baseline swept without a judge"), "{results}");
+    let page = read(dir.path(), "baselines/ollama-unjudged.html");
+    assert!(page.contains("<div class=\"notice\" id=\"judge\">"), "{page}");
+    assert!(
+        page.contains(
+            "2 runs in 1 task had their judge matchers skipped for lack of a judge; 2 of them met every other check"
+        ),
+        "{page}"
+    );
+}
+
 #[test]
 fn missing_fields_keep_the_row_with_defaults() {
     let dir = project();
@@ -219,7 +306,7 @@ fn missing_fields_keep_the_row_with_defaults() {
     let out = publish(dir.path(), &["--strict"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let rows = results_rows(&read(dir.path(), "results.html"));
-    assert_eq!(rows, [["sparse", "unknown", "0", "0", "—", "—", "—", "—", "—", "—", "—", "—"]]);
+    assert_eq!(rows, [["sparse", "unknown", "0", "0", "—", "—", "—", "—", "—", "—", "—", "—", "—"]]);
 }
 
 #[test]

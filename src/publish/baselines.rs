@@ -2,8 +2,10 @@
 //! for the site: run id, commit, model, provider, the aggregate, and per task
 //! its counts and mean metrics.
 //!
-//! The per-run evidence (`runs`, about nine tenths of a baseline's bytes) is
-//! skipped by the parser (serde's `IgnoredAny`) without being built in memory.
+//! Of the per-run evidence (`runs`, about nine tenths of a baseline's
+//! bytes) only what tells whether a missing judge decided a run is kept
+//! (`RunHeadline`); the rest (response text, metrics, matcher values) is
+//! skipped by the parser without being built in memory.
 //! Every field is optional here: a readable file with missing fields still
 //! gives a row, with safe defaults filled in by `publish::results`. A file that
 //! is not valid JSON, or has a field of the wrong type, is left out with a
@@ -16,7 +18,6 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 
 use super::Warning;
 use crate::fsio;
@@ -47,10 +48,54 @@ pub struct TaskHeadline {
     pub flaky: Option<bool>,
     #[serde(default)]
     pub metrics: MetricsHeadline,
-    /// The per-run evidence: skipped without being built.
+    /// The runs, reduced to what the judge marks need.
     #[serde(default)]
-    #[allow(dead_code)]
-    runs: IgnoredAny,
+    pub runs: Option<Vec<RunHeadline>>,
+}
+
+/// One run, as far as the site needs it: whether its judge matchers were
+/// skipped for lack of a judge, and whether every other check held.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RunHeadline {
+    pub passed: Option<bool>,
+    pub solve_details: Option<DetailsHeadline>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct DetailsHeadline {
+    pub judge_skipped: Option<bool>,
+    pub expected_tools_met: Option<bool>,
+    pub forbidden_tools_clean: Option<bool>,
+    pub vault_assertions_pass: Option<bool>,
+    pub tool_budget_ok: Option<bool>,
+    #[serde(default)]
+    pub matcher_details: Option<Vec<MatcherHeadline>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct MatcherHeadline {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub verdict: Option<bool>,
+}
+
+impl RunHeadline {
+    /// The facts `report::judge_skips` tallies; a missing field reads as the
+    /// check failing, so a malformed run never counts as decided by the judge.
+    pub fn judge_facts(&self) -> crate::report::judge_skips::RunFacts {
+        let d = self.solve_details.clone().unwrap_or_default();
+        let holds = |b: Option<bool>| b.unwrap_or(false);
+        let other_matchers = d.matcher_details.iter().flatten().filter(|m| m.kind.as_deref() != Some("judge"));
+        crate::report::judge_skips::RunFacts {
+            passed: holds(self.passed),
+            judge_skipped: holds(d.judge_skipped),
+            other_checks_hold: holds(d.expected_tools_met)
+                && holds(d.forbidden_tools_clean)
+                && holds(d.vault_assertions_pass)
+                && holds(d.tool_budget_ok)
+                && other_matchers.clone().all(|m| holds(m.verdict)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -170,13 +215,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn runs_are_skipped_and_missing_fields_are_none() {
+    fn run_evidence_is_skipped_and_missing_fields_are_none() {
         let h = parse(r#"{"model": "m", "tasks": [{"id": "a", "runs": [{"huge": [1, 2, {"x": "y"}]}]}]}"#).unwrap();
         assert_eq!(h.model.as_deref(), Some("m"));
         assert_eq!(h.provider, None);
         assert_eq!(h.tasks.len(), 1);
         assert_eq!(h.tasks[0].id.as_deref(), Some("a"));
         assert_eq!(h.aggregate.solve_k_rate, None);
+        let facts = h.tasks[0].runs.as_ref().unwrap()[0].judge_facts();
+        assert!(!facts.passed && !facts.judge_skipped && !facts.other_checks_hold);
+        assert!(parse(r#"{"tasks": [{"runs": null}]}"#).unwrap().tasks[0].runs.is_none());
+    }
+
+    #[test]
+    fn a_run_decided_by_the_missing_judge_is_recognised() {
+        let h = parse(
+            r#"{"tasks": [{"id": "a", "runs": [{"passed": true, "response_text": "long", "solve_details": {
+                "expected_tools_met": true, "forbidden_tools_clean": true, "vault_assertions_pass": true,
+                "tool_budget_ok": true, "judge_skipped": true, "matcher_details": [
+                    {"type": "contains", "value": "x", "verdict": true},
+                    {"type": "judge", "criteria": "c", "verdict": false, "error": "no judge available"}]}}]}]}"#,
+        )
+        .unwrap();
+        let facts = h.tasks[0].runs.as_ref().unwrap()[0].judge_facts();
+        assert!(facts.passed && facts.judge_skipped && facts.other_checks_hold);
     }
 
     #[test]

@@ -1,7 +1,12 @@
 //! What the site shows about baselines and the suite, as plain data for the
 //! templates: the results table rows (exactly the columns of the published
-//! table, formatted), a page per baseline, the task x model matrix, the
-//! solve^k-by-tier chart geometry, and the task catalog.
+//! table, formatted, then the interval column and the marks), a page per
+//! baseline, the task x model matrix, the solve^k-by-tier chart geometry,
+//! and the task catalog.
+//!
+//! The statistics (intervals, the pass^k curve, ties between neighbouring
+//! rows, the noise floor) come from `stats`, computed from each baseline's
+//! task counts when the site is built; judge marks from `report::judge_skips`.
 //!
 //! Every string here that came from a baseline is untrusted text; it is
 //! escaped by the templates (Tera autoescaping), never marked safe.
@@ -19,6 +24,8 @@ use super::config::SiteConfig;
 use super::links;
 use crate::format::task::{Matcher, Task};
 use crate::jsnum;
+use crate::report::judge_skips::JudgeSkips;
+use crate::stats::{self, Interval, Paired, Settings, Summary, TaskCounts};
 
 /// Shown where a figure is missing.
 pub const MISSING: &str = "—";
@@ -119,6 +126,32 @@ pub struct Row {
     pub file: String,
     /// Set when the baseline's tasks are not the current suite's.
     pub suite_diff: Option<SuiteDiff>,
+    /// The solve^k interval column, after Commit.
+    pub interval: Option<RowInterval>,
+    /// Set when this row is statistically tied with the row above.
+    pub tie: Option<Tie>,
+    /// Set when a missing judge decided some of its runs.
+    pub judge: Option<JudgeSkips>,
+}
+
+/// `57.4% ±13.0`, with the bounds for the cell's title.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowInterval {
+    pub text: String,
+    pub low: String,
+    pub high: String,
+    pub tasks: usize,
+}
+
+/// A row whose solve^k cannot be told apart from the row above's.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tie {
+    /// The model of the row above.
+    pub with: String,
+    /// `-3.1 points [-12.0, +5.2]` at k.
+    pub change: String,
+    pub k: u32,
+    pub tasks: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -146,6 +179,12 @@ pub struct ResultsView {
     pub rows: Vec<Row>,
     /// How many rows carry a suite mark.
     pub differing: usize,
+    /// The median half-width of the rows' solve^k intervals (`±13.0`), the
+    /// smallest difference the table can show; `None` without intervals.
+    pub noise_floor: Option<String>,
+    /// How many rows are marked as tied with the row above, and as judged without a judge.
+    pub tied: usize,
+    pub unjudged: usize,
     pub pages: Vec<BaselineView>,
     pub matrix: Matrix,
     pub chart: Chart,
@@ -165,12 +204,79 @@ pub fn view(baselines: &[Baseline], suite: &SuiteView, config: &SiteConfig) -> R
             .then_with(|| baselines[a].stem.cmp(&baselines[b].stem))
     });
     let sorted: Vec<&Baseline> = order.into_iter().map(|i| &baselines[i]).collect();
-    let rows: Vec<Row> = sorted.iter().map(|b| row(b, suite_ids.as_ref(), config)).collect();
-    let pages = sorted.iter().zip(&rows).map(|(b, r)| baseline_view(b, r)).collect();
+    let settings = Settings::default();
+    let counts: Vec<Vec<TaskCounts>> = sorted.iter().map(|b| task_counts(&b.headline)).collect();
+    let summaries: Vec<Option<Summary>> = counts.iter().map(|c| Summary::of(c, &settings)).collect();
+    let mut rows: Vec<Row> = sorted.iter().map(|b| row(b, suite_ids.as_ref(), config)).collect();
+    for i in 0..rows.len() {
+        rows[i].interval = summaries[i].as_ref().map(|s| RowInterval {
+            text: stats::plus_minus(&s.solve_k),
+            low: format!("{}%", stats::fixed1(s.solve_k.low)),
+            high: format!("{}%", stats::fixed1(s.solve_k.high)),
+            tasks: s.tasks,
+        });
+        if i > 0 {
+            rows[i].tie = tie(&counts[i - 1], &counts[i], &rows[i - 1].model, &settings);
+        }
+    }
+    let pages = sorted.iter().zip(&rows).zip(&summaries).map(|((b, r), s)| baseline_view(b, r, s.as_ref())).collect();
     let matrix = matrix(&sorted, &rows, suite);
     let chart = chart(&sorted, &rows);
     let differing = rows.iter().filter(|r| r.suite_diff.is_some()).count();
-    ResultsView { rows, differing, pages, matrix, chart }
+    let mut half_widths: Vec<f64> = summaries.iter().flatten().map(|s| s.solve_k.half_width()).collect();
+    half_widths.sort_by(f64::total_cmp);
+    let noise_floor = (!half_widths.is_empty()).then(|| {
+        let mid = half_widths.len() / 2;
+        let median =
+            if half_widths.len() % 2 == 1 { half_widths[mid] } else { (half_widths[mid - 1] + half_widths[mid]) / 2.0 };
+        format!("±{}", stats::fixed1(median))
+    });
+    let tied = rows.iter().filter(|r| r.tie.is_some()).count();
+    let unjudged = rows.iter().filter(|r| r.judge.is_some()).count();
+    ResultsView { rows, differing, noise_floor, tied, unjudged, pages, matrix, chart }
+}
+
+/// A baseline's tasks as the statistics see them (its stored counts).
+fn task_counts(h: &Headline) -> Vec<TaskCounts> {
+    h.tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            TaskCounts::new(
+                t.id.clone().unwrap_or_else(|| format!("#{i}")),
+                t.difficulty.clone().unwrap_or_else(|| "untagged".into()),
+                t.n_runs.unwrap_or(0),
+                t.passed_count.unwrap_or(0),
+                t.solved_count.unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// The row `below` is tied with `above` when both ran the same tasks and
+/// the paired interval of their solve^k difference includes zero. Different
+/// task sets, or too few tasks for an interval, make no claim either way.
+fn tie(above: &[TaskCounts], below: &[TaskCounts], above_model: &str, settings: &Settings) -> Option<Tie> {
+    let ids = |c: &[TaskCounts]| c.iter().filter(|t| t.runs > 0).map(|t| t.id.clone()).collect::<BTreeSet<_>>();
+    if ids(above) != ids(below) {
+        return None;
+    }
+    let p = Paired::of(above, below, settings)?;
+    if p.common_tasks < stats::gate::MIN_TASKS || p.solve_k.drop_excludes_zero() || p.solve_k.rise_excludes_zero() {
+        return None;
+    }
+    let c = &p.solve_k.change;
+    Some(Tie {
+        with: above_model.to_string(),
+        change: format!(
+            "{} points [{}, {}]",
+            stats::signed1(c.estimate),
+            stats::signed1(c.low),
+            stats::signed1(c.high)
+        ),
+        k: p.k,
+        tasks: p.common_tasks,
+    })
 }
 
 fn name(s: &Option<String>) -> &str {
@@ -229,7 +335,17 @@ fn row(b: &Baseline, suite_ids: Option<&BTreeSet<&str>>, config: &SiteConfig) ->
         href: links::href(&page),
         file: b.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         suite_diff,
+        interval: None,
+        tie: None,
+        judge: Some(judge_skips(h)).filter(JudgeSkips::matters),
     }
+}
+
+fn judge_skips(h: &Headline) -> JudgeSkips {
+    JudgeSkips::tally(h.tasks.iter().map(|t| {
+        let runs = t.runs.iter().flatten().map(|r| r.judge_facts());
+        (t.id.as_deref().unwrap_or(UNKNOWN), runs)
+    }))
 }
 
 /// The page of one baseline.
@@ -241,12 +357,27 @@ pub struct BaselineView {
     pub tiers: Vec<TierView>,
     pub tasks: Vec<TaskView>,
     pub flaky: Vec<String>,
+    /// pass^k and solve^k for k = 1..n with intervals; empty without runs.
+    pub curve: Vec<CurveRow>,
+    /// How the intervals were made: `95%, bootstrap over 54 tasks, ...`.
+    pub intervals: Option<String>,
+    /// Runs whose judge matchers were skipped, whether or not that decided them.
+    pub judge_skips: Option<JudgeSkips>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CurveRow {
+    pub k: u32,
+    pub pass: String,
+    pub solve: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Figure {
     pub label: &'static str,
     pub value: String,
+    /// `[44.4, 70.4]`, for the figures with an interval.
+    pub interval: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -257,6 +388,9 @@ pub struct TierView {
     pub solve_k_rate: String,
     pub solved_cells: String,
     pub mean_solve_rate: String,
+    /// `[27.6, 65.5]`, or empty.
+    pub solve_k_interval: String,
+    pub mean_solve_interval: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -291,23 +425,28 @@ fn tier_key(t: &str) -> (usize, &str) {
     (TIERS.iter().position(|x| *x == t).unwrap_or(TIERS.len()), t)
 }
 
-fn baseline_view(b: &Baseline, row: &Row) -> BaselineView {
+fn baseline_view(b: &Baseline, row: &Row, summary: Option<&Summary>) -> BaselineView {
     let h = &b.headline;
     let a = &h.aggregate;
+    let bounds = |f: fn(&Summary) -> &Interval| summary.map(|s| stats::bounds(f(s)));
+    let plain = |label, value| Figure { label, value, interval: None };
     let figures = vec![
-        Figure { label: "pass^k", value: rate(a.pass_k_rate) },
-        Figure { label: "solve^k", value: rate(a.solve_k_rate) },
-        Figure { label: "Mean pass rate", value: rate(a.mean_pass_rate) },
-        Figure { label: "Mean solve rate", value: rate(a.mean_solve_rate) },
-        Figure { label: "Runs", value: count(a.total_runs) },
-        Figure { label: "Flaky tasks", value: count(a.flaky_task_count) },
-        Figure { label: "Mean turns", value: number(a.mean_turns, 1) },
-        Figure { label: "p95 turns", value: number(a.p95_turns, 0) },
-        Figure { label: "Mean cache ratio", value: number(a.mean_cache_ratio, 3) },
-        Figure { label: "Mean cost per run (USD)", value: number(a.mean_cost_usd, 6) },
-        Figure { label: "Total cost (USD)", value: number(a.total_cost_usd, 4) },
-        Figure { label: "Loop-detector fires", value: count(a.total_loop_fires) },
+        Figure { label: "pass^k", value: rate(a.pass_k_rate), interval: bounds(|s| &s.pass_k) },
+        Figure { label: "solve^k", value: rate(a.solve_k_rate), interval: bounds(|s| &s.solve_k) },
+        Figure { label: "Mean pass rate", value: rate(a.mean_pass_rate), interval: bounds(|s| &s.mean_pass_rate) },
+        Figure { label: "Mean solve rate", value: rate(a.mean_solve_rate), interval: bounds(|s| &s.mean_solve_rate) },
+        plain("Runs", count(a.total_runs)),
+        plain("Flaky tasks", count(a.flaky_task_count)),
+        plain("Mean turns", number(a.mean_turns, 1)),
+        plain("p95 turns", number(a.p95_turns, 0)),
+        plain("Mean cache ratio", number(a.mean_cache_ratio, 3)),
+        plain("Mean cost per run (USD)", number(a.mean_cost_usd, 6)),
+        plain("Total cost (USD)", number(a.total_cost_usd, 4)),
+        plain("Loop-detector fires", count(a.total_loop_fires)),
     ];
+    let tier_bounds = |tier: &str, f: fn(&stats::summary::TierStats) -> &Interval| {
+        summary.and_then(|s| s.by_tier.get(tier)).map_or_else(String::new, |t| stats::bounds(f(t)))
+    };
     let mut tiers: Vec<TierView> = a
         .by_difficulty
         .iter()
@@ -321,6 +460,8 @@ fn baseline_view(b: &Baseline, row: &Row) -> BaselineView {
                 _ => MISSING.into(),
             },
             mean_solve_rate: rate(t.mean_solve_rate),
+            solve_k_interval: tier_bounds(tier, |t| &t.solve_k),
+            mean_solve_interval: tier_bounds(tier, |t| &t.mean_solve_rate),
         })
         .collect();
     tiers.sort_by(|x, y| tier_key(&x.tier).cmp(&tier_key(&y.tier)));
@@ -349,6 +490,23 @@ fn baseline_view(b: &Baseline, row: &Row) -> BaselineView {
         .collect();
     tasks.sort_by(|x, y| tier_key(&x.tier).cmp(&tier_key(&y.tier)).then_with(|| x.id.cmp(&y.id)));
     let flaky = tasks.iter().filter(|t| t.flaky).map(|t| t.id.clone()).collect();
+    let curve = summary
+        .map(|s| {
+            s.curve
+                .iter()
+                .map(|p| CurveRow { k: p.k, pass: stats::percent(&p.pass), solve: stats::percent(&p.solve) })
+                .collect()
+        })
+        .unwrap_or_default();
+    let intervals = summary.map(|s| {
+        format!(
+            "{} intervals from a bootstrap over the {} tasks (a task's runs stay together), {} resamples, fixed seed",
+            s.bootstrap.confidence_label(),
+            s.tasks,
+            s.bootstrap.resamples
+        )
+    });
+    let skips = judge_skips(h);
     BaselineView {
         row: row.clone(),
         run_id: h.run_id.clone().unwrap_or_else(|| MISSING.into()),
@@ -356,6 +514,9 @@ fn baseline_view(b: &Baseline, row: &Row) -> BaselineView {
         tiers,
         tasks,
         flaky,
+        curve,
+        intervals,
+        judge_skips: (skips.runs > 0).then_some(skips),
     }
 }
 
