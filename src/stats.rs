@@ -30,10 +30,13 @@ pub fn counts(result: &ResultFile) -> Vec<TaskCounts> {
         .collect()
 }
 
-/// One decimal, as the aggregate block writes rates; `-0.0` prints as `0.0`.
+/// One decimal, rounded as the aggregate block rounds rates (`Math.round`,
+/// so a figure at k = n prints as its stored value); `-0.0` prints as `0.0`.
+/// (Not `jsnum::to_fixed`, exact to the last binary digit and far slower:
+/// a site shows thousands of these.)
 pub fn fixed1(x: f64) -> String {
-    let s = jsnum::to_fixed(x, 1);
-    if s == "-0.0" { "0.0".into() } else { s }
+    let r = jsnum::round(x, 1) + 0.0;
+    if r == 0.0 { "0.0".into() } else { format!("{r:.1}") }
 }
 
 /// A signed change with one decimal: `+3.7`, `-11.1`, `0.0`.
@@ -84,5 +87,8 @@ mod tests {
         assert_eq!(format_p(0.003968), "0.0040");
         assert_eq!(format_p(0.26), "0.26");
         assert_eq!(format_p(0.00001), "<0.0001");
+        // Ties round up, as the stored rates do: 1/16 of the tasks is 6.25%.
+        assert_eq!(fixed1(6.25), jsnum::to_fixed(6.25, 1));
+        assert_eq!((fixed1(57.407), fixed1(-0.04), fixed1(100.0)), ("57.4".into(), "0.0".into(), "100.0".into()));
     }
 }

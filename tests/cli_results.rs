@@ -170,31 +170,14 @@ fn bless_refuses_a_preview_model_unless_forced_and_keeps_the_old_baseline() {
     assert_eq!(std::fs::read(&baseline).unwrap(), std::fs::read(dir.path().join("r.json")).unwrap());
 }
 
-/// Mark `runs` of task `t` as scored without a judge: a judge matcher that
-/// failed as skipped, next to a contains matcher with the given verdict.
-fn judge_skipped(r: &mut vaultbench::format::result::ResultFile, t: usize, runs: &[usize], contains_holds: bool) {
-    use vaultbench::format::OneOrMany;
-    use vaultbench::format::result::MatcherDetail;
-    for &i in runs {
-        let d = &mut r.tasks[t].runs[i].solve_details;
-        d.judge_attempted = true;
-        d.judge_skipped = true;
-        d.matchers_pass = false;
-        d.matcher_details = vec![
-            MatcherDetail::Contains { value: OneOrMany::One("x".into()), verdict: contains_holds, error: None },
-            MatcherDetail::Judge { criteria: "c".into(), verdict: false, error: Some("no judge available".into()) },
-        ];
-    }
-}
-
 #[test]
 fn bless_refuses_a_result_whose_verdicts_a_missing_judge_decided() {
     let dir = tempfile::tempdir().unwrap();
     let mut r = sample_result("ollama", "m", &[("alpha", &[false, false, true]), ("beta", &[false, true])]);
     // alpha: two runs met every other check and failed on the skipped judge alone;
     // beta: one run skipped the judge but failed its contains matcher anyway.
-    judge_skipped(&mut r, 0, &[0, 1], true);
-    judge_skipped(&mut r, 1, &[0], false);
+    skip_judge(&mut r, 0, &[0, 1], true);
+    skip_judge(&mut r, 1, &[0], false);
     write_result(&dir.path().join("r.json"), &r);
     let out = vaultbench(&["bless", "r.json"], dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -211,7 +194,7 @@ fn bless_refuses_a_result_whose_verdicts_a_missing_judge_decided() {
 
     // Skips that decided nothing (every such run failed another check) do not block.
     let mut r = sample_result("ollama", "m2", &[("beta", &[false, true])]);
-    judge_skipped(&mut r, 0, &[0], false);
+    skip_judge(&mut r, 0, &[0], false);
     write_result(&dir.path().join("r2.json"), &r);
     let out = vaultbench(&["bless", "r2.json"], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));

@@ -260,20 +260,9 @@ fn rows_within_noise_of_the_row_above_are_marked_tied_and_other_task_sets_are_no
 
 #[test]
 fn a_baseline_swept_without_a_judge_is_marked_and_its_page_says_why() {
-    use vaultbench::format::OneOrMany;
-    use vaultbench::format::result::MatcherDetail;
     let dir = project();
     let mut r = sample_result("ollama", "unjudged", &[("alpha", &[false, false]), ("beta", &[true, true])]);
-    for run in &mut r.tasks[0].runs {
-        let d = &mut run.solve_details;
-        d.judge_attempted = true;
-        d.judge_skipped = true;
-        d.matchers_pass = false;
-        d.matcher_details = vec![
-            MatcherDetail::Contains { value: OneOrMany::One("x".into()), verdict: true, error: None },
-            MatcherDetail::Judge { criteria: "c".into(), verdict: false, error: Some("no judge available".into()) },
-        ];
-    }
+    skip_judge(&mut r, 0, &[0, 1], true);
     write_result(&dir.path().join("evals/baselines/ollama-unjudged.json"), &r);
     write_result(
         &dir.path().join("evals/baselines/ollama-judged.json"),

@@ -160,10 +160,24 @@ fn the_results_page_reloads_with_a_new_baseline_within_two_seconds() {
     let rows = driver.eval(ROWS);
     assert_eq!(
         rows,
-        json!([["first-model", "ollama", "2", "2", "100.0%", "50.0%", "—", "1/2", "—", "—", "2026-11-20", "0123abc"]]),
-        "the table as the browser shows it"
+        json!([[
+            "first-model",
+            "ollama",
+            "2",
+            "2",
+            "100.0%",
+            "50.0%",
+            "—",
+            "1/2",
+            "—",
+            "—",
+            "2026-11-20",
+            "0123abc",
+            "50.0% ±50.0"
+        ]]),
+        "the table as the browser shows it: the twelve columns, then the interval"
     );
-    let link = driver.eval("return document.querySelector('table.results tbody tr td:last-child a').href;");
+    let link = driver.eval("return document.querySelector('table.results tbody tr td:nth-child(12) a').href;");
     assert_eq!(link, json!("https://example.org/repo/commit/0123abc"));
     // The chart is drawn without JavaScript, as SVG: four tier tracks, and a
     // bar for the one tier (T2) the baseline has.
@@ -195,7 +209,21 @@ fn the_results_page_reloads_with_a_new_baseline_within_two_seconds() {
     let rows = driver.eval(ROWS);
     assert_eq!(
         rows[0],
-        json!(["second-model", "gemini", "2", "2", "100.0%", "100.0%", "—", "2/2", "—", "—", "2026-11-20", "0123abc"])
+        json!([
+            "second-model",
+            "gemini",
+            "2",
+            "2",
+            "100.0%",
+            "100.0%",
+            "—",
+            "2/2",
+            "—",
+            "—",
+            "2026-11-20",
+            "0123abc",
+            "100.0% ±0.0"
+        ])
     );
     drop(driver);
     assert_eq!(watch.interrupt(), Some(130));

@@ -74,18 +74,37 @@ pub struct DetailsHeadline {
 
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct MatcherHeadline {
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
+    /// The matcher's `type` is `judge` (read without keeping the string).
+    #[serde(rename = "type", default, deserialize_with = "is_judge")]
+    pub judge: bool,
     pub verdict: Option<bool>,
+}
+
+fn is_judge<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    struct Type;
+    impl serde::de::Visitor<'_> for Type {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a matcher type")
+        }
+        fn visit_str<E>(self, s: &str) -> Result<bool, E> {
+            Ok(s == "judge")
+        }
+        fn visit_unit<E>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+    }
+    d.deserialize_any(Type)
 }
 
 impl RunHeadline {
     /// The facts `report::judge_skips` tallies; a missing field reads as the
     /// check failing, so a malformed run never counts as decided by the judge.
     pub fn judge_facts(&self) -> crate::report::judge_skips::RunFacts {
-        let d = self.solve_details.clone().unwrap_or_default();
+        let none = DetailsHeadline::default();
+        let d = self.solve_details.as_ref().unwrap_or(&none);
         let holds = |b: Option<bool>| b.unwrap_or(false);
-        let other_matchers = d.matcher_details.iter().flatten().filter(|m| m.kind.as_deref() != Some("judge"));
+        let other_matchers = d.matcher_details.iter().flatten().filter(|m| !m.judge);
         crate::report::judge_skips::RunFacts {
             passed: holds(self.passed),
             judge_skipped: holds(d.judge_skipped),

@@ -206,18 +206,22 @@ pub fn view(baselines: &[Baseline], suite: &SuiteView, config: &SiteConfig) -> R
     let sorted: Vec<&Baseline> = order.into_iter().map(|i| &baselines[i]).collect();
     let settings = Settings::default();
     let counts: Vec<Vec<TaskCounts>> = sorted.iter().map(|b| task_counts(&b.headline)).collect();
-    let summaries: Vec<Option<Summary>> = counts.iter().map(|c| Summary::of(c, &settings)).collect();
     let mut rows: Vec<Row> = sorted.iter().map(|b| row(b, suite_ids.as_ref(), config)).collect();
-    for i in 0..rows.len() {
-        rows[i].interval = summaries[i].as_ref().map(|s| RowInterval {
+    // Each baseline's bootstrap, and its paired comparison with the row above.
+    let derived: Vec<(Option<Summary>, Option<Tie>)> = parallel_map(&(0..counts.len()).collect::<Vec<_>>(), |&i| {
+        let summary = Summary::of(&counts[i], &settings);
+        let tie = if i > 0 { tie(&counts[i - 1], &counts[i], &rows[i - 1].model, &settings) } else { None };
+        (summary, tie)
+    });
+    let (summaries, ties): (Vec<Option<Summary>>, Vec<Option<Tie>>) = derived.into_iter().unzip();
+    for ((row, summary), tie) in rows.iter_mut().zip(&summaries).zip(ties) {
+        row.interval = summary.as_ref().map(|s| RowInterval {
             text: stats::plus_minus(&s.solve_k),
             low: format!("{}%", stats::fixed1(s.solve_k.low)),
             high: format!("{}%", stats::fixed1(s.solve_k.high)),
             tasks: s.tasks,
         });
-        if i > 0 {
-            rows[i].tie = tie(&counts[i - 1], &counts[i], &rows[i - 1].model, &settings);
-        }
+        row.tie = tie;
     }
     let pages = sorted.iter().zip(&rows).zip(&summaries).map(|((b, r), s)| baseline_view(b, r, s.as_ref())).collect();
     let matrix = matrix(&sorted, &rows, suite);
@@ -236,8 +240,29 @@ pub fn view(baselines: &[Baseline], suite: &SuiteView, config: &SiteConfig) -> R
     ResultsView { rows, differing, noise_floor, tied, unjudged, pages, matrix, chart }
 }
 
-/// A baseline's tasks as the statistics see them (its stored counts).
-fn task_counts(h: &Headline) -> Vec<TaskCounts> {
+/// Below this many items one thread is as fast.
+const PARALLEL_MIN_ITEMS: usize = 8;
+
+/// `items.map(f)`, spread over the cores when there are many: a bootstrap
+/// per baseline is a millisecond or two, which a site of hundreds feels.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    if threads < 2 || items.len() < PARALLEL_MIN_ITEMS {
+        return items.iter().map(f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> =
+            items.chunks(chunk).map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<R>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().expect("the statistics of a baseline do not panic")).collect()
+    })
+}
+
+/// A baseline's tasks as the statistics see them (its stored counts): what
+/// `stats::Summary::of` (intervals, the curve) and `stats::Paired::of` (two
+/// baselines task by task) take.
+pub fn task_counts(h: &Headline) -> Vec<TaskCounts> {
     h.tasks
         .iter()
         .enumerate()
@@ -257,7 +282,9 @@ fn task_counts(h: &Headline) -> Vec<TaskCounts> {
 /// the paired interval of their solve^k difference includes zero. Different
 /// task sets, or too few tasks for an interval, make no claim either way.
 fn tie(above: &[TaskCounts], below: &[TaskCounts], above_model: &str, settings: &Settings) -> Option<Tie> {
-    let ids = |c: &[TaskCounts]| c.iter().filter(|t| t.runs > 0).map(|t| t.id.clone()).collect::<BTreeSet<_>>();
+    fn ids(c: &[TaskCounts]) -> BTreeSet<&str> {
+        c.iter().filter(|t| t.runs > 0).map(|t| t.id.as_str()).collect()
+    }
     if ids(above) != ids(below) {
         return None;
     }

@@ -558,6 +558,18 @@ impl Comparison {
             for note in self.paired_notes() {
                 let _ = writeln!(s, "  {note}");
             }
+            let _ = writeln!(s, "\npass^k and solve^k on the common tasks, k = 1..{k} (before → after):");
+            for c in &p.curve {
+                let _ = writeln!(
+                    s,
+                    "  {:>3}  pass^k {:>6}% → {:>6}%   solve^k {:>6}% → {:>6}%",
+                    c.k,
+                    stats::fixed1(c.pass_before),
+                    stats::fixed1(c.pass_after),
+                    stats::fixed1(c.solve_before),
+                    stats::fixed1(c.solve_after)
+                );
+            }
         }
         let _ = writeln!(s, "\nPer-task changes:");
         let mut any = false;
@@ -808,6 +820,9 @@ mod tests {
         // solve^3 before: (1 + C(4,3)/C(5,3))/2 = 70%; after: (1 + 0)/2 = 50%.
         assert!(c.summary().contains("solve^3    70.0% → 50.0%"), "{}", c.summary());
         assert!(c.summary().contains("different k (5 and 3)"), "{}", c.summary());
+        let text = c.detailed();
+        assert!(text.contains("k = 1..3 (before → after)"), "{text}");
+        assert!(text.contains("    3  pass^k  100.0% →  100.0%   solve^k   70.0% →   50.0%"), "{text}");
     }
 
     #[test]

@@ -160,7 +160,7 @@ fn write_statistics(s: &mut String, st: &Summary) {
         s,
         "\npass^k and solve^k for k = 1..{k}{uneven} (per task C(c,k)/C(n,k), averaged; k = {k} is the figure above):"
     );
-    let _ = writeln!(s, "  {:>3}  {:>7} {:<14}  {:>7} {}", "k", "pass^k", "", "solve^k", "");
+    let _ = writeln!(s, "  {:>3}  {:>7} {:<14}  {:>7}", "k", "pass^k", "", "solve^k");
     for p in &st.curve {
         let _ = writeln!(
             s,

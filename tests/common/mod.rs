@@ -134,3 +134,20 @@ pub fn sample_result(provider: &str, model: &str, tasks: &[(&str, &[bool])]) -> 
 pub fn write_result(path: &Path, result: &ResultFile) {
     vaultbench::report::write_result(path, result).unwrap();
 }
+
+/// Mark `runs` of task `t` as scored without a judge: a judge matcher that
+/// failed as skipped, next to a contains matcher with the given verdict.
+pub fn skip_judge(r: &mut ResultFile, t: usize, runs: &[usize], contains_holds: bool) {
+    use vaultbench::format::OneOrMany;
+    use vaultbench::format::result::MatcherDetail;
+    for &i in runs {
+        let d = &mut r.tasks[t].runs[i].solve_details;
+        d.judge_attempted = true;
+        d.judge_skipped = true;
+        d.matchers_pass = false;
+        d.matcher_details = vec![
+            MatcherDetail::Contains { value: OneOrMany::One("x".into()), verdict: contains_holds, error: None },
+            MatcherDetail::Judge { criteria: "c".into(), verdict: false, error: Some("no judge available".into()) },
+        ];
+    }
+}

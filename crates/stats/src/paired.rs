@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use super::bootstrap::{Rows, Settings, percentile_interval, two_sided_p};
-use super::estimate::{all_of_k, common_k};
+use super::estimate::{all_of_k, common_k, rate_at};
 use super::exact::{Fisher, fisher};
 use super::multiple::benjamini_hochberg;
 use super::{Interval, TaskCounts};
@@ -39,6 +39,20 @@ impl Difference {
     pub fn rise_excludes_zero(&self) -> bool {
         self.change.estimate > 0.0 && self.change.low > 0.0
     }
+}
+
+/// The curves of both results on the common tasks at one k.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CurveChange {
+    pub k: u32,
+    #[serde(serialize_with = "super::one_decimal")]
+    pub pass_before: f64,
+    #[serde(serialize_with = "super::one_decimal")]
+    pub pass_after: f64,
+    #[serde(serialize_with = "super::one_decimal")]
+    pub solve_before: f64,
+    #[serde(serialize_with = "super::one_decimal")]
+    pub solve_after: f64,
 }
 
 /// `count` of `runs`.
@@ -142,6 +156,8 @@ pub struct Paired {
     pub solve_k: Difference,
     pub mean_pass_rate: Difference,
     pub mean_solve_rate: Difference,
+    /// pass^j and solve^j of both results on the common tasks, j = 1..k.
+    pub curve: Vec<CurveChange>,
     /// One per common task, in the order of `after`. Not serialized here:
     /// whoever lists the tasks shows each test next to its task.
     #[serde(skip)]
@@ -206,15 +222,28 @@ impl Paired {
             }
         };
         let observed = rows.sums();
-        let replicates = rows.replicate_sums(settings);
-        let difference = |f: usize| {
-            let (before, after) = figure(f, &observed);
-            let changes = replicates.statistic(|s| {
+        // Sums of the same values in another order can differ in the last
+        // bits: a change within 1e-9 points is no change, so that rounding
+        // never passes for a drop.
+        let change = |b: f64, a: f64| if (a - b).abs() < 1e-9 { 0.0 } else { a - b };
+        let mut changes: [Vec<f64>; 4] = std::array::from_fn(|_| Vec::with_capacity(settings.resamples as usize));
+        rows.for_each_replicate(settings, |s| {
+            for (f, values) in changes.iter_mut().enumerate() {
                 let (b, a) = figure(f, s);
-                a - b
-            });
+                values.push(change(b, a));
+            }
+        });
+        let [pass_k, solve_k, mean_pass_rate, mean_solve_rate] = changes.map(Some);
+        let difference = |f: usize, changes: Option<Vec<f64>>| {
+            let changes = changes.unwrap_or_default();
+            let (before, after) = figure(f, &observed);
             let p_value = two_sided_p(&changes);
-            Difference { before, after, change: percentile_interval(changes, after - before, settings.alpha), p_value }
+            Difference {
+                before,
+                after,
+                change: percentile_interval(changes, change(before, after), settings.alpha),
+                p_value,
+            }
         };
 
         let mut tasks: Vec<TaskTest> = Vec::with_capacity(pairs.len());
@@ -249,15 +278,36 @@ impl Paired {
             k_after,
             only_before,
             only_after,
-            pass_k: difference(0),
-            solve_k: difference(1),
-            mean_pass_rate: difference(2),
-            mean_solve_rate: difference(3),
+            pass_k: difference(0, pass_k),
+            solve_k: difference(1, solve_k),
+            mean_pass_rate: difference(2, mean_pass_rate),
+            mean_solve_rate: difference(3, mean_solve_rate),
+            curve: curve(&pairs, k),
             tasks,
             family_size: family.len(),
             bootstrap: *settings,
         })
     }
+}
+
+/// Both curves on the common tasks, k = 1..=k (at most
+/// [`CURVE_POINTS`](super::summary::CURVE_POINTS) points, then k itself).
+fn curve(pairs: &[(&TaskCounts, &TaskCounts)], k: u32) -> Vec<CurveChange> {
+    let side = |pick: fn(&TaskCounts) -> u32, before: bool| -> Vec<(u32, u32)> {
+        pairs.iter().map(|(b, a)| if before { (pick(b), b.runs) } else { (pick(a), a.runs) }).collect()
+    };
+    let (pb, pa) = (side(|t| t.passed, true), side(|t| t.passed, false));
+    let (sb, sa) = (side(|t| t.solved, true), side(|t| t.solved, false));
+    super::summary::curve_ks(k)
+        .into_iter()
+        .map(|j| CurveChange {
+            k: j,
+            pass_before: rate_at(&pb, j).unwrap_or(0.0),
+            pass_after: rate_at(&pa, j).unwrap_or(0.0),
+            solve_before: rate_at(&sb, j).unwrap_or(0.0),
+            solve_after: rate_at(&sa, j).unwrap_or(0.0),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -312,6 +362,10 @@ mod tests {
         );
         // solve^3 before: (C(4,3)/C(5,3) + 1)/2 = (0.4 + 1)/2 = 70%; after: (0 + 1)/2 = 50%.
         assert!((p.solve_k.before - 70.0).abs() < 1e-9 && (p.solve_k.after - 50.0).abs() < 1e-9, "{:?}", p.solve_k);
+        // The curves run to the common k and end there; solve^1 is each side's mean rate.
+        assert_eq!(p.curve.len(), 3);
+        assert_eq!((p.curve[2].solve_before, p.curve[2].solve_after), (p.solve_k.before, p.solve_k.after));
+        assert!((p.curve[0].solve_before - 90.0).abs() < 1e-9 && (p.curve[0].solve_after - 500.0 / 6.0).abs() < 1e-9);
         assert!(Paired::of(&before, &tasks(&[("x", 3, 3)]), &Settings::default()).is_none());
     }
 

@@ -1,6 +1,11 @@
 //! The statistics of one result: the pass^k and solve^k curves for k = 1..K
 //! (K: the fewest runs of any task) and bootstrap intervals for them and for
 //! the mean pass and solve rates, overall and per tier.
+//!
+//! The bootstrap is stratified by tier: a replicate draws each tier's tasks
+//! from that tier, as many as it has. A suite's tier mix is a choice of its
+//! authors, not chance, so it is kept fixed; and one set of draws gives both
+//! the overall and the per-tier intervals.
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -51,7 +56,7 @@ pub struct Summary {
 pub const CURVE_POINTS: u32 = 100;
 
 /// The k of the curve: 1..=K, at most [`CURVE_POINTS`] of them, and K.
-fn curve_ks(k: u32) -> Vec<u32> {
+pub(crate) fn curve_ks(k: u32) -> Vec<u32> {
     let mut ks: Vec<u32> = (1..=k.min(CURVE_POINTS)).collect();
     if k > CURVE_POINTS {
         ks.push(k);
@@ -59,49 +64,89 @@ fn curve_ks(k: u32) -> Vec<u32> {
     ks
 }
 
-/// Statistics over some tasks. A task's row holds pass^j for each j of the
-/// curve, then solve^j for each j, then its passed runs, solved runs and runs.
+/// The rows of a result's tasks, grouped by tier. A task's row holds pass^j
+/// for each j of the curve, then solve^j for each j, then its passed runs,
+/// solved runs and runs.
 struct Block {
     rows: Rows,
     points: usize,
+    /// Each tier's rows, in first-seen order.
+    strata: Vec<std::ops::Range<usize>>,
 }
 
 impl Block {
-    fn new(tasks: &[&TaskCounts], ks: &[u32]) -> Block {
+    fn new(tiers: &[&[&TaskCounts]], ks: &[u32]) -> Block {
         let points = ks.len();
         let mut rows = Rows::new(2 * points + 3);
         let mut row = Vec::with_capacity(rows.cols);
-        for t in tasks {
-            row.clear();
-            row.extend(ks.iter().map(|&j| all_of_k(t.passed, t.runs, j).unwrap_or(0.0)));
-            row.extend(ks.iter().map(|&j| all_of_k(t.solved, t.runs, j).unwrap_or(0.0)));
-            row.extend([f64::from(t.passed), f64::from(t.solved), f64::from(t.runs)]);
-            rows.push(&row);
+        let mut strata = Vec::with_capacity(tiers.len());
+        for tasks in tiers {
+            let start = rows.len();
+            for t in tasks.iter() {
+                row.clear();
+                row.extend(ks.iter().map(|&j| all_of_k(t.passed, t.runs, j).unwrap_or(0.0)));
+                row.extend(ks.iter().map(|&j| all_of_k(t.solved, t.runs, j).unwrap_or(0.0)));
+                row.extend([f64::from(t.passed), f64::from(t.solved), f64::from(t.runs)]);
+                rows.push(&row);
+            }
+            strata.push(start..rows.len());
         }
-        Block { rows, points }
+        Block { rows, points, strata }
     }
 
-    /// Every figure, in row order: the curve's columns as means over tasks,
-    /// the two rates as ratios of run counts (as the aggregate computes them).
-    fn intervals(&self, settings: &Settings) -> Vec<Interval> {
-        let n = self.rows.len() as f64;
+    /// Figure `f` of the tasks whose sums start at `offset` of a replicate's
+    /// block (`tasks` of them): a curve column as a mean over tasks, the two
+    /// rates as ratios of run counts (as the aggregate computes them).
+    fn figure(&self, sums: &[f64], offset: usize, tasks: usize, f: usize) -> f64 {
         let p = self.points;
-        let figure = |c: usize, sums: &[f64]| -> f64 {
-            if c < 2 * p {
-                sums[c] / n * 100.0
-            } else {
-                let runs = sums[2 * p + 2];
-                if runs == 0.0 { 0.0 } else { sums[c] / runs * 100.0 }
+        if f < 2 * p {
+            return sums[offset + f] / tasks as f64 * 100.0;
+        }
+        let runs = sums[offset + 2 * p + 2];
+        if runs == 0.0 { 0.0 } else { sums[offset + f] / runs * 100.0 }
+    }
+
+    /// The intervals of every figure overall, and of `tier_figures` for each tier.
+    fn intervals(&self, tier_figures: &[usize], settings: &Settings) -> (Vec<Interval>, Vec<Vec<Interval>>) {
+        let cols = self.rows.cols;
+        let stratified = self.strata.len() > 1;
+        // What to read from a replicate's block: (offset, tasks, figure), the
+        // overall figures first, then each tier's.
+        let total_offset = if stratified { self.strata.len() * cols } else { 0 };
+        let mut wanted: Vec<(usize, usize, usize)> =
+            (0..2 * self.points + 2).map(|f| (total_offset, self.rows.len(), f)).collect();
+        if stratified {
+            for (s, range) in self.strata.iter().enumerate() {
+                wanted.extend(tier_figures.iter().map(|&f| (s * cols, range.len(), f)));
             }
-        };
-        let observed = self.rows.sums();
-        let replicates = self.rows.replicate_sums(settings);
-        (0..2 * p + 2)
-            .map(|c| {
-                let values = replicates.statistic(|s| figure(c, s));
-                percentile_interval(values, figure(c, &observed), settings.alpha)
-            })
-            .collect()
+        }
+        let mut values: Vec<Vec<f64>> = vec![Vec::with_capacity(settings.resamples as usize); wanted.len()];
+        self.rows.for_each_stratified_replicate(&self.strata, settings, |rep| {
+            for (v, &(offset, tasks, f)) in values.iter_mut().zip(&wanted) {
+                v.push(self.figure(rep, offset, tasks, f));
+            }
+        });
+        // The observed figures: the same, from the data's own sums.
+        let mut observed = vec![0.0; total_offset + cols];
+        for (s, range) in self.strata.iter().enumerate() {
+            for row in self.rows.data[range.start * cols..range.end * cols].chunks_exact(cols) {
+                for (c, v) in row.iter().enumerate() {
+                    if stratified {
+                        observed[s * cols + c] += v;
+                    }
+                    observed[total_offset + c] += v;
+                }
+            }
+        }
+        let mut intervals = values.into_iter().zip(&wanted).map(|(v, &(offset, tasks, f))| {
+            percentile_interval(v, self.figure(&observed, offset, tasks, f), settings.alpha)
+        });
+        let overall: Vec<Interval> = intervals.by_ref().take(2 * self.points + 2).collect();
+        if !stratified {
+            return (overall.clone(), vec![tier_figures.iter().map(|&f| overall[f]).collect()]);
+        }
+        let tiers = self.strata.iter().map(|_| intervals.by_ref().take(tier_figures.len()).collect()).collect();
+        (overall, tiers)
     }
 }
 
@@ -116,25 +161,20 @@ impl Summary {
         let uneven_runs = units.iter().any(|t| t.runs != k);
         let ks = curve_ks(k);
         let p = ks.len();
-        let all = Block::new(&units, &ks).intervals(settings);
-        let curve = ks.iter().enumerate().map(|(j, &k)| CurvePoint { k, pass: all[j], solve: all[p + j] }).collect();
         let mut tiers: IndexMap<String, Vec<&TaskCounts>> = IndexMap::new();
         for t in &units {
             tiers.entry(t.tier.clone()).or_default().push(t);
         }
-        // A tier needs only its value at K, not the whole curve.
-        let last = [k];
+        let groups: Vec<&[&TaskCounts]> = tiers.values().map(Vec::as_slice).collect();
+        // Per tier: pass^K, solve^K and the mean solve rate.
+        let (all, per_tier) = Block::new(&groups, &ks).intervals(&[p - 1, 2 * p - 1, 2 * p + 1], settings);
+        let curve = ks.iter().enumerate().map(|(j, &k)| CurvePoint { k, pass: all[j], solve: all[p + j] }).collect();
         let by_tier = tiers
-            .into_iter()
-            .map(|(tier, members)| {
-                let figures = Block::new(&members, &last).intervals(settings);
-                let stats = TierStats {
-                    tasks: members.len(),
-                    pass_k: figures[0],
-                    solve_k: figures[1],
-                    mean_solve_rate: figures[3],
-                };
-                (tier, stats)
+            .iter()
+            .zip(per_tier)
+            .map(|((tier, members), f)| {
+                let stats = TierStats { tasks: members.len(), pass_k: f[0], solve_k: f[1], mean_solve_rate: f[2] };
+                (tier.clone(), stats)
             })
             .collect();
         Some(Summary {
