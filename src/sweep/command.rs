@@ -15,9 +15,11 @@ use super::store::{Manifest, Store, SweepLock};
 use super::{Interrupt, Scratch, Sweep, check, comparison, judge, signal};
 use crate::format::result::{ResultFile, RunId};
 use crate::format::task::Task;
-use crate::limits::Limits;
+use crate::limits::{Limits, QuotaRates};
 use crate::pricing::{self, PriceTable};
+use crate::provider::quota::Tally;
 use crate::provider::{self, ProviderOptions};
+use crate::quotas::QuotaTable;
 use crate::report::{self, aggregate, bless, compare, summary};
 use crate::suite::Suite;
 use crate::suite::corpus::Corpus;
@@ -75,6 +77,24 @@ pub struct RunArgs {
     /// generate until the context is full; none for gemini].
     #[arg(long, value_name = "N")]
     pub max_output_tokens: Option<u32>,
+    /// Requests a minute the model's server allows: every run's requests
+    /// together are paced to it [default: the quotas file's entry for the
+    /// model; without one the quota is learned from the server's answers].
+    #[arg(long, value_name = "N", value_parser = positive_rate)]
+    pub rpm: Option<f64>,
+    /// Input tokens a minute the model's server allows (estimated at four
+    /// bytes of request a token) [default: the quotas file's entry].
+    #[arg(long, value_name = "N", value_parser = positive_rate)]
+    pub tpm: Option<f64>,
+    /// --rpm for the judge's server, which has its own quota.
+    #[arg(long, value_name = "N", value_parser = positive_rate)]
+    pub judge_rpm: Option<f64>,
+    /// --tpm for the judge's server.
+    #[arg(long, value_name = "N", value_parser = positive_rate)]
+    pub judge_tpm: Option<f64>,
+    /// The quotas file: rates per provider and model [default: <suite>/quotas.toml].
+    #[arg(long, value_name = "FILE")]
+    pub quotas: Option<PathBuf>,
     /// Testing aid: wait this long at the start of every run.
     #[arg(long, value_name = "MS", hide = true, default_value_t = 0)]
     pub cell_delay_ms: u64,
@@ -82,6 +102,29 @@ pub struct RunArgs {
     /// that sweeps started together collide on it.
     #[arg(long, value_name = "ISO", hide = true)]
     pub run_id_from: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// A rate from the command line: a number above 0.
+fn positive_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{text}` is not a rate: give a number above 0, e.g. 60")),
+    }
+}
+
+impl RunArgs {
+    fn quota_flags(&self) -> QuotaRates {
+        QuotaRates { requests_per_minute: self.rpm, tokens_per_minute: self.tpm }
+    }
+
+    fn judge_quota_flags(&self) -> QuotaRates {
+        QuotaRates { requests_per_minute: self.judge_rpm, tokens_per_minute: self.judge_tpm }
+    }
+
+    /// The quotas file of a sweep of `suite`.
+    fn quota_table(&self, suite: &Path) -> Result<QuotaTable> {
+        QuotaTable::load_optional(&self.quotas.clone().unwrap_or_else(|| suite.join("quotas.toml")))
+    }
 }
 
 /// How a command ended, for the exit code.
@@ -119,6 +162,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 struct Planned {
     sweep: Arc<Sweep>,
     jobs: usize,
+    judge: judge::SweepJudge,
     /// This process's hold on the sweep's folder, until it ends.
     _lock: SweepLock,
 }
@@ -150,7 +194,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
     let mut finished: Vec<(PathBuf, ResultFile)> = Vec::new();
     let mut status = Status::Ok;
     for plan in plans {
-        let sweep = plan.sweep;
+        let sweep = plan.sweep.clone();
         let label = format!("{} / {}", sweep.manifest.provider, sweep.manifest.model);
         let outcome = rt.block_on(async {
             let interrupt = signal::listen();
@@ -173,6 +217,19 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
         }
         let result = aggregate::rederive(&outcome.result);
         write!(out, "{}", summary::render(&result))?;
+        if let Some(tally) = &outcome.quota {
+            writeln!(out, "\n{}", quota_summary("Quota", tally, outcome.wall))?;
+        }
+        if let Some(q) = &plan.judge.quota {
+            let tally = q.tally();
+            if tally.served + tally.refused > 0 {
+                writeln!(
+                    out,
+                    "{}",
+                    quota_summary(&format!("Judge quota ({})", plan.judge.label), &tally, outcome.wall)
+                )?;
+            }
+        }
         writeln!(out, "\nResult:      {}", path.display())?;
         writeln!(out, "Transcripts: {}", sweep.store.dir().display())?;
         if outcome.reused > 0 {
@@ -244,7 +301,9 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
     let table_path = args.suite.join("pricing.toml");
     let table = if table_path.is_file() { Some(PriceTable::load(&table_path)?) } else { None };
     let limits = Limits::from_env()?;
-    let judge = judge::configured()?;
+    let quotas = args.quota_table(&args.suite)?;
+    let sweep_judge = judge::configured_with(&quotas, args.judge_quota_flags())?;
+    let judge = sweep_judge.judge.clone();
     if judge.is_none() && selected.iter().any(|t| t.has_judge_matcher()) {
         writeln!(err, "{}", judge::UNAVAILABLE)?;
     }
@@ -259,6 +318,8 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
         if let Some(w) = warning {
             writeln!(err, "warning: {w}")?;
         }
+        let mut limits = limits.clone();
+        limits.quota = quota_rates(&quotas, &provider_name, model_id, args.quota_flags());
         let options = ProviderOptions { references_dir: references.clone(), limits: limits.clone() };
         let source = provider::build(&provider_name, model.as_deref(), &options)?;
         source.check(&selected)?;
@@ -281,11 +342,11 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
             tasks: selected.iter().map(|t| t.id.clone()).collect(),
         };
         let tasks = selected.iter().map(|t| (*t).clone()).collect();
-        plans.push((manifest, tasks, source, pricing));
+        plans.push((manifest, tasks, source, pricing, limits));
     }
     let jobs = args.jobs.map_or_else(|| provider::default_jobs(&provider_name), usize::from);
     let mut planned = Vec::new();
-    for (mut manifest, tasks, source, pricing) in plans {
+    for (mut manifest, tasks, source, pricing, limits) in plans {
         // A fresh id per sweep, claimed so that no other sweep shares its folder.
         let (store, run_id, lock) = Store::claim_new(&args.results, args.run_id_from.unwrap_or_else(chrono::Utc::now))?;
         manifest.run_id = run_id;
@@ -303,9 +364,10 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
                 scratch: scratch.clone(),
                 keep_artifacts: args.keep_artifacts,
                 cell_delay: Duration::from_millis(args.cell_delay_ms),
-                limits: limits.clone(),
+                limits,
             }),
             jobs,
+            judge: sweep_judge.clone(),
             _lock: lock,
         });
     }
@@ -364,7 +426,9 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
         )?;
     }
     let references = args.references.clone().unwrap_or_else(|| manifest.references.clone());
-    let limits = Limits::from_env()?;
+    let quotas = args.quota_table(&manifest.suite)?;
+    let mut limits = Limits::from_env()?;
+    limits.quota = quota_rates(&quotas, &manifest.provider, &manifest.model, args.quota_flags());
     let options = ProviderOptions { references_dir: references, limits: limits.clone() };
     let source = provider::build(&manifest.provider, Some(&manifest.model), &options)?;
     let refs: Vec<&Task> = tasks.iter().collect();
@@ -381,7 +445,8 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
     if let Some(w) = warning {
         writeln!(err, "warning: {w}")?;
     }
-    let judge = judge::configured()?;
+    let sweep_judge = judge::configured_with(&quotas, args.judge_quota_flags())?;
+    let judge = sweep_judge.judge.clone();
     if judge.is_none() && tasks.iter().any(Task::has_judge_matcher) {
         writeln!(err, "{}", judge::UNAVAILABLE)?;
     }
@@ -402,8 +467,34 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
             limits,
         }),
         jobs,
+        judge: sweep_judge,
         _lock: lock,
     })
+}
+
+/// The rates a sweep of (`provider`, `model`) is paced to: the quotas
+/// file's entry, each rate the flags give winning.
+fn quota_rates(quotas: &QuotaTable, provider: &str, model: &str, flags: QuotaRates) -> QuotaRates {
+    quotas.get(provider, model).map(|e| e.rates()).unwrap_or_default().overridden_by(flags)
+}
+
+/// The summary's line about a quota: how long the sweep waited on it and
+/// what the server refused.
+pub fn quota_summary(what: &str, tally: &Tally, wall: Duration) -> String {
+    let mut line = format!(
+        "{what}: waited {:.1} s of the sweep's {:.1} s on it ({} request{} held back); {} of {} request{} refused (HTTP 429)",
+        tally.held_wall.as_secs_f64(),
+        wall.as_secs_f64(),
+        tally.held,
+        if tally.held == 1 { "" } else { "s" },
+        tally.refused,
+        tally.served + tally.refused,
+        if tally.served + tally.refused == 1 { "" } else { "s" },
+    );
+    if let Some(low) = tally.lowest_window {
+        line.push_str(&format!("; concurrency went down to {low}"));
+    }
+    line
 }
 
 /// `vaultbench merge`: join shard results; writes `out_file` (default: next

@@ -14,24 +14,30 @@
 //!   request of t tokens holds the next one back t / (tpm/60) seconds. Even
 //!   pacing never exceeds a per-minute window or a token bucket of that rate.
 //! - **the learned rate**: a server that refuses without saying its limits
-//!   teaches one. At a refusal, the requests served since the previous
-//!   refusal, plus the one the server will take when the wait is over,
-//!   divided by the time they span, is what the server serves when it is
-//!   saturated; the rate drops to [`DECREASE`] times that (or times the
-//!   current rate, if lower) and creeps back up by [`INCREASE`] per request
-//!   that had to wait for it, so it keeps probing for more. Refusals of
-//!   requests sent before the previous refusal was seen are the same
-//!   congestion and teach nothing more; a refusal asking for no wait at all
-//!   (`Retry-After: 0`) is a blip, not a limit, and teaches nothing.
+//!   teaches one. Between the end of one refusal's wait and the end of the
+//!   next, a saturated server serves what it can: the requests served in
+//!   between, divided by that time, is its rate, and pacing drops to
+//!   [`DECREASE`] times it (none served measures nothing: the rate only
+//!   drops), but never below [`MAX_CUT`] of itself at one refusal. It then creeps back up by [`INCREASE`]
+//!   per request that had to wait for it, so it keeps probing for more. The
+//!   first refusal can only guess (what was served since the start, over
+//!   that time): the guess grows by [`FIRST_INCREASE`] until a refusal
+//!   measures it. Refusals of requests sent before the previous refusal was
+//!   seen are the same congestion and teach nothing more; a refusal asking
+//!   for no wait at all (`Retry-After: 0`) is a blip, not a limit, and
+//!   teaches nothing.
 //! - **the server's window**: `x-ratelimit-remaining-requests` and
 //!   `x-ratelimit-reset-requests` (and the `-tokens` pair) of the latest
 //!   answer say how many more requests (tokens) the server takes before the
 //!   window resets; requests sent since are counted off, and once none is
 //!   left every request waits for the reset. After the reset the window is
 //!   full again (`x-ratelimit-limit-*`).
-//! - **the first answer**: until the server has answered once, one request
-//!   goes alone (for at most [`PROBE_WAIT`]), so that its headers can speak
-//!   before a whole sweep's first requests arrive together.
+//! - **slow start**: until the server has spoken (a refusal, or rate-limit
+//!   headers), one request goes alone at first and one more may be in
+//!   flight per answer, so that a whole sweep's first requests do not
+//!   arrive together on a quota nobody knows yet. A request waits for an
+//!   answer [`PROBE_WAIT`] at most (a slow model must not hold the others).
+//!   Configured rates need no slow start.
 //!
 //! It also keeps the sweep's concurrency window (runs at once): it shrinks
 //! to [`WINDOW_DECREASE`] of itself at each teaching refusal and grows by one
@@ -45,6 +51,14 @@ use std::time::{Duration, Instant};
 pub const DECREASE: f64 = 0.9;
 /// The learned rate grows by this fraction per request that waited for it.
 pub const INCREASE: f64 = 0.002;
+/// One refusal never cuts the learned rate below this fraction of itself.
+pub const MAX_CUT: f64 = 0.6;
+/// A refusal measures the server's rate on this many served requests at most.
+pub const TAIL: usize = 8;
+/// The learned rate is measured over this many refusals at most.
+pub const POOLED: usize = 4;
+/// ... and by this much while it is only a first guess, not yet measured.
+pub const FIRST_INCREASE: f64 = 0.02;
 /// A teaching refusal shrinks the concurrency window to this fraction.
 pub const WINDOW_DECREASE: f64 = 0.7;
 /// The longest the first request goes alone.
@@ -164,12 +178,23 @@ pub struct Governor {
     paused_until: Option<Instant>,
     requests: Option<Tracked>,
     tokens: Option<Tracked>,
-    heard: bool,
-    probe_since: Option<Instant>,
+    /// Slow start: the most requests in flight until the server has
+    /// spoken (a refusal, or rate-limit headers); `None` once it has.
+    ramp: Option<u32>,
+    /// Since when a request has waited for the ramp.
+    ramp_blocked_since: Option<Instant>,
     in_flight: u32,
     first_grant: Option<Instant>,
     /// The last teaching refusal, and the requests granted after it that were served.
     last_event: Option<Instant>,
+    /// When the wait of the last teaching refusal ended.
+    last_resume: Option<Instant>,
+    /// Whether a refusal has measured the learned rate (not only guessed it).
+    confirmed: bool,
+    /// The last few measures of the server's rate: (requests served, seconds).
+    measures: Vec<(f64, f64)>,
+    /// When the last few requests served since the last refusal were granted.
+    served_grants: Vec<Instant>,
     served_since_event: u64,
     consecutive_refusals: u32,
     backoff_base: Duration,
@@ -192,11 +217,15 @@ impl Governor {
             paused_until: None,
             requests: None,
             tokens: None,
-            heard: false,
-            probe_since: None,
+            ramp: rates.requests_per_minute.is_none().then_some(1),
+            ramp_blocked_since: None,
             in_flight: 0,
             first_grant: None,
             last_event: None,
+            last_resume: None,
+            confirmed: false,
+            measures: Vec::new(),
+            served_grants: Vec::new(),
             served_since_event: 0,
             consecutive_refusals: 0,
             backoff_base,
@@ -240,6 +269,9 @@ impl Governor {
     pub fn set_max_concurrency(&mut self, jobs: usize) {
         self.max_window = jobs.max(1) as f64;
         self.window = Some(self.window.unwrap_or(self.max_window).min(self.max_window));
+        if self.ramp.is_some_and(|cap| f64::from(cap) >= self.max_window) {
+            self.ramp = None;
+        }
     }
 
     /// The number of runs the sweep should have going now.
@@ -259,16 +291,17 @@ impl Governor {
             }
         }
         let mut at = now;
-        let mut paced = false;
         if let Some(p) = self.paused_until {
             at = at.max(p);
         }
-        if self.request_rate().is_some()
+        // A request that goes within one interval of its slot shows a
+        // demand that keeps up with the learned rate: it may grow.
+        let mut paced = false;
+        if let Some(rate) = self.request_rate()
             && let Some(next) = self.next_request
-            && next > at
         {
-            at = next;
-            paced = self.learned_rps.is_some();
+            at = at.max(next);
+            paced = self.learned_rps.is_some() && now < crate::limits::deadline_after(next, capped_secs(1.0 / rate));
         }
         if let Some(next) = self.next_tokens {
             at = at.max(next);
@@ -284,8 +317,10 @@ impl Governor {
                 None => need_answer = Some(now + PROBE_WAIT),
             }
         }
-        if !self.heard && self.in_flight > 0 {
-            let since = *self.probe_since.get_or_insert(now);
+        if let Some(cap) = self.ramp
+            && self.in_flight >= cap
+        {
+            let since = *self.ramp_blocked_since.get_or_insert(now);
             if now < since + PROBE_WAIT {
                 need_answer = Some(since + PROBE_WAIT);
             }
@@ -301,6 +336,7 @@ impl Governor {
 
     fn grant(&mut self, now: Instant, tokens: u64, paced: bool) -> Grant {
         self.first_grant.get_or_insert(now);
+        self.ramp_blocked_since = None;
         self.in_flight += 1;
         if let Some(rps) = self.request_rate() {
             let from = self.next_request.map_or(now, |n| n.max(now));
@@ -350,17 +386,25 @@ impl Governor {
     /// The server answered a request (any status but 429).
     pub fn answered(&mut self, grant: &Grant, now: Instant, signals: &Signals) {
         self.in_flight = self.in_flight.saturating_sub(1);
-        self.heard = true;
         self.observe(now, signals);
+        self.ramp = match self.ramp {
+            _ if self.requests.is_some() => None,
+            Some(cap) if f64::from(cap + 1) < self.max_window => Some(cap + 1),
+            _ => None,
+        };
         self.tally.served += 1;
         self.consecutive_refusals = 0;
         if self.last_event.is_none_or(|e| grant.at >= e) {
             self.served_since_event += 1;
+            if self.served_grants.len() == TAIL {
+                self.served_grants.remove(0);
+            }
+            self.served_grants.push(grant.at);
         }
         if grant.paced
             && let Some(l) = &mut self.learned_rps
         {
-            *l *= 1.0 + INCREASE;
+            *l *= 1.0 + if self.confirmed { INCREASE } else { FIRST_INCREASE };
         }
         if let Some(w) = &mut self.window {
             *w = (*w + 1.0 / w.max(1.0)).min(self.max_window);
@@ -376,8 +420,8 @@ impl Governor {
     /// The server refused a request with HTTP 429, asking to wait `retry_after`.
     pub fn refused(&mut self, grant: &Grant, now: Instant, retry_after: Option<Duration>, signals: &Signals) {
         self.in_flight = self.in_flight.saturating_sub(1);
-        self.heard = true;
         self.observe(now, signals);
+        self.ramp = None;
         self.tally.refused += 1;
         let wait = match retry_after {
             Some(d) => d,
@@ -396,17 +440,60 @@ impl Governor {
             return;
         }
         self.consecutive_refusals += 1;
-        let since = self.last_event.or(self.first_grant).unwrap_or(grant.at);
-        let span = until.saturating_duration_since(since).as_secs_f64();
-        if span > 0.0 {
-            let seen = (self.served_since_event as f64 + 1.0) / span;
-            let base = self.learned_rps.map_or(seen, |l| l.min(seen));
-            self.learned_rps = Some(base * DECREASE);
-            // The next request goes at the pause's end, then at the new rate.
-            self.next_request = Some(until);
-        }
+        let n = self.served_since_event as f64;
+        self.learned_rps = match (self.learned_rps, self.last_resume) {
+            // The first refusal: what was served since the first request,
+            // and the one the server takes after the wait, over that time. It
+            // counts the bucket's first burst and any idle start, so it is
+            // only a first guess, corrected quickly either way.
+            (rate, None) => {
+                let since = self.first_grant.unwrap_or(grant.at);
+                let span = until.saturating_duration_since(since).as_secs_f64();
+                let seen = (span > 0.0).then(|| (n + 1.0) / span);
+                match (rate, seen) {
+                    (Some(r), Some(s)) => Some(r.min(s) * DECREASE),
+                    (r, s) => r.or(s).map(|v| v * DECREASE),
+                }
+            }
+            // Later refusals: the server, saturated, served the last
+            // requests granted before this one about as fast as it can: up
+            // to [`TAIL`] of them, from the first one's grant to the end of
+            // this wait (when it frees the next). The last few such
+            // measures are pooled: one alone is noisy.
+            (rate, Some(_)) if !self.served_grants.is_empty() => {
+                let oldest = self.served_grants[0];
+                let span = until.saturating_duration_since(oldest).as_secs_f64();
+                if span > 0.0 {
+                    if self.measures.len() == POOLED {
+                        self.measures.remove(0);
+                    }
+                    self.measures.push((self.served_grants.len() as f64, span));
+                }
+                let (served, time) = self.measures.iter().fold((0.0, 0.0), |(a, b), (n, t)| (a + n, b + t));
+                let seen = (time > 0.0).then(|| served / time);
+                let measured = match (rate, seen) {
+                    (Some(r), Some(s)) if self.confirmed => Some(r.min(s)),
+                    (r, s) => s.or(r),
+                };
+                self.confirmed |= seen.is_some();
+                // Requests still in flight from before may have taken what the
+                // server freed, which reads as a lower rate: one refusal
+                // never cuts the rate below [`MAX_CUT`] of itself.
+                measured.map(|v| match rate {
+                    Some(r) => (v * DECREASE).max(r * MAX_CUT),
+                    None => v * DECREASE,
+                })
+            }
+            // Nothing served since the last wait ended (another request
+            // took what the server freed): nothing measured.
+            (rate, Some(_)) => rate.map(|r| r * DECREASE),
+        };
+        // The next request goes at the pause's end, then at the new rate.
+        self.next_request = Some(until);
+        self.last_resume = Some(until);
         self.last_event = Some(now);
         self.served_since_event = 0;
+        self.served_grants.clear();
         if let Some(w) = &mut self.window {
             *w = (*w * WINDOW_DECREASE).max(1.0);
             let low = w.floor() as usize;

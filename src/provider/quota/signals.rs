@@ -40,7 +40,8 @@ pub fn from_headers(headers: &HeaderMap) -> Signals {
 /// A count: a whole (or fractional, rounded down) non-negative number.
 fn count(text: &str) -> Option<u64> {
     let n: f64 = text.parse().ok()?;
-    (n.is_finite() && n >= 0.0).then(|| if n >= u64::MAX as f64 { u64::MAX } else { n as u64 })
+    // `as` saturates: a figure past u64::MAX reads as u64::MAX.
+    (n.is_finite() && n >= 0.0).then_some(n as u64)
 }
 
 /// A Go-style duration (`6m0s`, `20ms`, `1.5s`, `1h`) or a number of seconds.
