@@ -57,6 +57,11 @@ pub struct RunArgs {
     /// Continue an interrupted or killed sweep; finished runs are not redone.
     #[arg(long, value_name = "RUN_ID", conflicts_with = "models")]
     pub resume: Option<String>,
+    /// With --resume: run again the runs that ended with a harness error
+    /// (a server fault, exhausted retries), keeping every other run; the
+    /// errored runs' records and transcripts are kept in <run>/retried/.
+    #[arg(long, requires = "resume")]
+    pub retry_errors: bool,
     /// Run slice I of N (whole tasks; task j of the sorted list goes to shard j mod N + 1).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<Shard>,
@@ -451,6 +456,23 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
         writeln!(err, "{}", judge::UNAVAILABLE)?;
     }
     let jobs = args.jobs.map_or_else(|| provider::default_jobs(&manifest.provider), usize::from);
+    // Last, once every check has passed: nothing is moved for a resume that stops.
+    if args.retry_errors {
+        let again = store.set_aside_errored(&lock, &manifest.tasks, manifest.repeat)?;
+        if again.is_empty() {
+            writeln!(err, "--retry-errors: no run of this sweep ended with a harness error")?;
+        } else {
+            let names: Vec<String> = again.iter().map(|(t, n)| format!("{t} #{n}")).collect();
+            writeln!(
+                err,
+                "--retry-errors: running again {} run{} that ended with a harness error ({}); the earlier records are kept in {}",
+                again.len(),
+                if again.len() == 1 { "" } else { "s" },
+                report::first_few(&names),
+                store.dir().join("retried").display()
+            )?;
+        }
+    }
     Ok(Planned {
         sweep: Arc::new(Sweep {
             suite_root: suite.root.clone(),

@@ -72,13 +72,8 @@ fn go_duration(secs: f64) -> String {
 
 impl QuotaServer {
     pub fn start(style: Style, capacity: f64, rate: f64, suite: Arc<Suite>) -> QuotaServer {
-        let bucket = Arc::new(Mutex::new(Bucket {
-            capacity,
-            rate,
-            level: capacity,
-            at: None,
-            figures: Figures::default(),
-        }));
+        let bucket =
+            Arc::new(Mutex::new(Bucket { capacity, rate, level: capacity, at: None, figures: Figures::default() }));
         let state = bucket.clone();
         let fake = Fake::start(move |request: &Recorded, _| {
             if request.method != "POST" {

@@ -54,12 +54,17 @@ pub enum Step {
 }
 
 impl Suite {
+    /// The task whose conversation starts with the user message `first`.
+    pub fn task_of(&self, first: &str) -> Option<&str> {
+        let (id, _, _) =
+            self.tasks.iter().filter(|(_, q, _)| first.starts_with(q.as_str())).max_by_key(|t| t.1.len())?;
+        Some(id)
+    }
+
     /// The step for a conversation whose first user message is `first` and
     /// that holds `turn` model turns; `None` when no task has that message.
     pub fn step(&self, first: &str, turn: usize) -> Option<Step> {
-        let (id, _, _) =
-            self.tasks.iter().filter(|(_, q, _)| first.starts_with(q.as_str())).max_by_key(|t| t.1.len())?;
-        let reference = &self.references[id];
+        let reference = &self.references[self.task_of(first)?];
         Some(match reference["steps"].as_array().and_then(|s| s.get(turn)) {
             Some(step) => Step::Call(step["tool"].clone(), step["args"].clone()),
             None => Step::Answer(reference["answer"].clone()),
@@ -67,10 +72,16 @@ impl Suite {
     }
 }
 
+/// The first user message of a `/v1/chat/completions` request.
+pub fn openai_first(request: &Value) -> &str {
+    let messages = request["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+    messages.iter().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str()).unwrap_or("")
+}
+
 /// The next step as an OpenAI chat completion, for a `/v1/chat/completions` request.
 pub fn openai(suite: &Suite, request: &Value) -> Reply {
     let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let first = messages.iter().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str()).unwrap_or("");
+    let first = openai_first(request);
     let turn = messages.iter().filter(|m| m["role"] == "assistant").count();
     let message = match suite.step(first, turn) {
         None => return Reply::status(400, r#"{"error":{"message":"no task has this user message"}}"#),
