@@ -281,6 +281,45 @@ fn shards_merge_into_the_unsharded_result() {
     assert!(stderr(&out).contains("given twice"), "{}", stderr(&out));
 }
 
+#[test]
+fn the_shard_comes_from_the_batch_systems_environment_and_a_flag_wins() {
+    let dir = suite(&["a1", "a2", "b1"]);
+    let run = |env: &[(&str, &str)], extra: &[&str], results: &str| {
+        let mut cmd = command();
+        cmd.args(run_args(&[extra, &["--results", results]].concat())).current_dir(dir.path());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    // A Kubernetes Indexed Job's second pod.
+    let out = run(&[("JOB_COMPLETION_INDEX", "1"), ("VAULTBENCH_SHARD_COUNT", "2")], &["--shard"], "k8s");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("shard 2/2, from JOB_COMPLETION_INDEX=1"), "{}", stderr(&out));
+    let (_, r) = only_result(&dir.path().join("k8s"));
+    assert_eq!(r.shard.as_deref(), Some("2/2"));
+    assert_eq!(r.tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["a2"]);
+    // A SLURM array task, `--shard auto`.
+    let slurm = [("SLURM_ARRAY_TASK_ID", "0"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_COUNT", "2")];
+    let out = run(&slurm, &["--shard", "auto"], "slurm");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(only_result(&dir.path().join("slurm")).1.shard.as_deref(), Some("1/2"));
+    // The flag wins, and says so.
+    let out = run(&[("VAULTBENCH_SHARD_INDEX", "1"), ("VAULTBENCH_SHARD_COUNT", "2")], &["--shard", "2/2"], "flag");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--shard 2/2 given; the environment says 1/2"), "{}", stderr(&out));
+    assert_eq!(only_result(&dir.path().join("flag")).1.shard.as_deref(), Some("2/2"));
+    // Sources that disagree, or none at all, stop the run before it starts.
+    let both = [("JOB_COMPLETION_INDEX", "0"), ("VAULTBENCH_SHARD_INDEX", "2"), ("VAULTBENCH_SHARD_COUNT", "2")];
+    let out = run(&both, &["--shard"], "conflict");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("the environment names two different shards"), "{}", stderr(&out));
+    let out = run(&[], &["--shard"], "none");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("the environment names no shard"), "{}", stderr(&out));
+    assert!(!dir.path().join("conflict").exists() && !dir.path().join("none").exists());
+}
+
 /// Start a slow sweep (every run waits `delay_ms` first) in the background.
 fn spawn_sweep(dir: &Path, extra: &[&str]) -> std::process::Child {
     common::command()

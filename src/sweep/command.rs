@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::progress::Console;
-use super::shard::{self, Shard};
+use super::shard::{self, Shard, ShardArg};
 use super::store::{Manifest, Store, SweepLock};
 use super::{Interrupt, Scratch, Sweep, check, comparison, judge, signal};
 use crate::format::result::{ResultFile, RunId};
@@ -62,9 +62,14 @@ pub struct RunArgs {
     /// errored runs' records and transcripts are kept in <run>/retried/.
     #[arg(long, requires = "resume")]
     pub retry_errors: bool,
-    /// Run slice I of N (whole tasks; task j of the sorted list goes to shard j mod N + 1).
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<Shard>,
+    /// Run slice I of N (whole tasks; task j of the sorted list goes to
+    /// shard j mod N + 1). `--shard` alone (or `auto`) reads I and N from the
+    /// batch system: VAULTBENCH_SHARD_INDEX (from 1) and
+    /// VAULTBENCH_SHARD_COUNT (a CI matrix), JOB_COMPLETION_INDEX (from 0,
+    /// Kubernetes Indexed Job) with VAULTBENCH_SHARD_COUNT, or a SLURM array's
+    /// SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT. A shard given here wins.
+    #[arg(long, value_name = "I/N|auto", num_args = 0..=1, default_missing_value = "auto")]
+    pub shard: Option<ShardArg>,
     /// Keep every run's vault under <results>/<run>/vaults/.
     #[arg(long)]
     pub keep_artifacts: bool,
@@ -118,6 +123,37 @@ fn positive_rate(text: &str) -> Result<f64, String> {
 }
 
 impl RunArgs {
+    /// The shard to run: the one given, or the environment's (`--shard auto`).
+    fn resolved_shard(&self, err: &mut dyn Write) -> Result<Option<Shard>> {
+        let from_env = || shard::from_env(crate::env::nonempty);
+        match self.shard {
+            None => Ok(None),
+            Some(ShardArg::Given(given)) => {
+                // The flag wins; an environment that disagrees is worth a word.
+                if let Ok(Some((other, from))) = from_env()
+                    && other != given
+                {
+                    writeln!(
+                        err,
+                        "note: --shard {given} given; the environment says {other} ({from}): running {given}"
+                    )?;
+                }
+                Ok(Some(given))
+            }
+            Some(ShardArg::FromEnv) => match from_env()? {
+                Some((shard, from)) => {
+                    writeln!(err, "shard {shard}, from {from}")?;
+                    Ok(Some(shard))
+                }
+                None => bail!(
+                    "--shard auto: the environment names no shard: set VAULTBENCH_SHARD_INDEX (from 1) and \
+                     VAULTBENCH_SHARD_COUNT, or run in a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with \
+                     VAULTBENCH_SHARD_COUNT) or a SLURM job array; or give --shard I/N"
+                ),
+            },
+        }
+    }
+
     fn quota_flags(&self) -> QuotaRates {
         QuotaRates { requests_per_minute: self.rpm, tokens_per_minute: self.tpm }
     }
@@ -291,7 +327,8 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
     if selected.is_empty() {
         bail!("no task id in {} starts with `{}`", args.suite.display(), args.task.as_deref().unwrap_or(""));
     }
-    if let Some(shard) = args.shard {
+    let shard = args.resolved_shard(err)?;
+    if let Some(shard) = shard {
         selected = shard.select(selected);
         if selected.is_empty() {
             bail!("shard {shard} is empty: the selection has fewer than {} tasks", shard.index);
@@ -337,7 +374,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
             references: references.clone(),
             repeat: args.repeat.unwrap_or(1),
             task_filter: args.task.clone(),
-            shard: args.shard.map(|s| s.to_string()),
+            shard: shard.map(|s| s.to_string()),
             allow_unpriced: args.allow_unpriced,
             max_output_tokens: match args.max_output_tokens {
                 Some(0) => None,
@@ -409,7 +446,8 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
     if args.repeat.is_some_and(|k| k != manifest.repeat) {
         bail!("--repeat differs from the sweep being resumed (k = {}); leave it out", manifest.repeat);
     }
-    if args.shard.map(|s| s.to_string()) != manifest.shard && args.shard.is_some() {
+    let shard = args.resolved_shard(err)?;
+    if shard.is_some() && shard.map(|s| s.to_string()) != manifest.shard {
         bail!("--shard differs from the sweep being resumed; leave it out");
     }
     let suite = load_suite(&manifest.suite)?;
