@@ -806,3 +806,44 @@ fn a_reference_with_a_byte_order_mark_replays_and_one_with_trailing_text_is_refu
     let err = stderr(&out);
     assert!(err.contains("references/beta.json") && err.contains("more text after the JSON value"), "{err}");
 }
+
+#[test]
+fn dry_run_prices_the_sweep_without_contacting_a_server() {
+    let dir = suite(&["alpha", "beta", "gamma"]);
+    write(
+        &dir.path().join("evals"),
+        "pricing.toml",
+        "read_on = \"2026-11-23\"\nsource = \"test\"\n[models.\"gemini-test\"]\ninput = 1.0\ncached_input = 0.1\noutput = 10.0\n",
+    );
+    // A server that is never called: nothing listens there.
+    let out = command()
+        .env("GEMINI_BASE_URL", "http://127.0.0.1:9")
+        .args(["run", "--provider", "gemini", "--model", "gemini-test", "--suite", "evals", "--results", "results"])
+        .args(["--dry-run", "--repeat", "4", "--rpm", "6"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("Dry run of gemini / gemini-test: 3 tasks x k=4 = 12 runs. No server was contacted."),
+        "{text}"
+    );
+    // maxTurns 5 each: at most 60 calls; the reference reads one note and answers: 2 calls a run.
+    assert!(text.contains("Model calls: at most 60 (every run to its maxTurns); 24 if every run goes like"), "{text}");
+    assert!(text.contains("$1 input, $0.1 cached input, $10 output per 1M tokens (read on 2026-11-23)"), "{text}");
+    assert!(text.contains("Quota: 6 requests a minute: at least 4 min"), "{text}");
+    let cost = |label: &str| -> f64 {
+        let at = text.find(label).unwrap() + label.len();
+        text[at..]
+            .trim_start_matches('$')
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (expected, upper) = (cost("Cost: "), cost("upper bound "));
+    assert!(expected > 0.0 && upper > expected, "{expected} {upper}");
+    assert!(!dir.path().join("results").exists(), "a dry run writes no result");
+}

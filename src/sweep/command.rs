@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 use super::progress::Console;
 use super::shard::{self, Shard, ShardArg};
 use super::store::{Manifest, Store, SweepLock};
-use super::{Interrupt, Scratch, Sweep, check, comparison, judge, signal};
+use super::{Interrupt, Scratch, Sweep, check, comparison, dry_run, judge, signal};
 use crate::format::result::{ResultFile, RunId};
 use crate::format::task::Task;
 use crate::limits::{Limits, QuotaRates};
@@ -70,6 +70,12 @@ pub struct RunArgs {
     /// SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT. A shard given here wins.
     #[arg(long, value_name = "I/N|auto", num_args = 0..=1, default_missing_value = "auto")]
     pub shard: Option<ShardArg>,
+    /// Print what the sweep would do and cost, without contacting any
+    /// server: the runs, the model calls (at most maxTurns each; as many as
+    /// the reference trajectories take), and the cost at pricing.toml's
+    /// prices, as expected and as an upper bound (see docs/sweeps.md).
+    #[arg(long, conflicts_with = "resume")]
+    pub dry_run: bool,
     /// Keep every run's vault under <results>/<run>/vaults/.
     #[arg(long)]
     pub keep_artifacts: bool,
@@ -227,6 +233,9 @@ fn make_scratch(err: &mut dyn Write) -> Result<Scratch> {
 /// `vaultbench run`.
 pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
     let scratch = Arc::new(make_scratch(err)?);
+    if args.dry_run {
+        return dry_run(&args, out, err, &scratch);
+    }
     let plans = match &args.resume {
         Some(id) => vec![plan_resume(&args, id, err, &scratch)?],
         None => plan_new(&args, err, &scratch)?,
@@ -317,31 +326,103 @@ fn regression_check(args: &RunArgs, result: &ResultFile, out: &mut dyn Write) ->
     Ok(comparison.has_regressions())
 }
 
-fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Result<Vec<Planned>> {
-    let provider_name = args.provider.clone().expect("clap requires --provider without --resume");
-    let suite = load_suite(&args.suite)?;
+/// What a new sweep runs: the selected tasks (after --task and --shard)
+/// and the models, checked.
+struct Selection<'s> {
+    provider: String,
+    tasks: Vec<&'s Task>,
+    shard: Option<Shard>,
+    models: Vec<Option<String>>,
+    references: PathBuf,
+    table_path: PathBuf,
+    table: Option<PriceTable>,
+}
+
+fn select<'s>(args: &RunArgs, suite: &'s Suite, err: &mut dyn Write) -> Result<Selection<'s>> {
+    let provider = args.provider.clone().expect("clap requires --provider without --resume");
     for w in &suite.warnings {
         writeln!(err, "{w}")?;
     }
-    let mut selected: Vec<&Task> = suite.select(args.task.as_deref());
-    if selected.is_empty() {
+    let mut tasks: Vec<&Task> = suite.select(args.task.as_deref());
+    if tasks.is_empty() {
         bail!("no task id in {} starts with `{}`", args.suite.display(), args.task.as_deref().unwrap_or(""));
     }
     let shard = args.resolved_shard(err)?;
     if let Some(shard) = shard {
-        selected = shard.select(selected);
-        if selected.is_empty() {
+        tasks = shard.select(tasks);
+        if tasks.is_empty() {
             bail!("shard {shard} is empty: the selection has fewer than {} tasks", shard.index);
         }
     }
     let references = args.references.clone().unwrap_or_else(|| args.suite.join("references"));
     let models: Vec<Option<String>> =
         if args.models.is_empty() { vec![args.model.clone()] } else { args.models.iter().cloned().map(Some).collect() };
-    if provider_name != "reference" && models.iter().any(Option::is_none) {
-        bail!("--model ID (or --models A,B) is required for provider `{provider_name}`");
+    if provider != "reference" && models.iter().any(Option::is_none) {
+        bail!("--model ID (or --models A,B) is required for provider `{provider}`");
     }
     let table_path = args.suite.join("pricing.toml");
     let table = if table_path.is_file() { Some(PriceTable::load(&table_path)?) } else { None };
+    Ok(Selection { provider, tasks, shard, models, references, table_path, table })
+}
+
+/// `run --dry-run`: the runs, calls and cost of each model's sweep; no
+/// folder is claimed, no provider built, no server contacted.
+fn dry_run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, scratch: &Scratch) -> Result<Status> {
+    let suite = load_suite(&args.suite)?;
+    let sel = select(args, &suite, err)?;
+    let quotas = args.quota_table(&args.suite)?;
+    let limits = Limits::from_env()?;
+    let owned: Vec<Task> = sel.tasks.iter().map(|t| (*t).clone()).collect();
+    let measured = runtime()?.block_on(dry_run::measure(&suite.root, scratch.path(), &sel.references, &owned, &limits));
+    let k = args.repeat.unwrap_or(1);
+    let max_output_tokens = match args.max_output_tokens {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None => provider::default_max_output_tokens(&sel.provider),
+    };
+    for model in &sel.models {
+        let model_id = model.as_deref().unwrap_or("reference");
+        let (pricing, warning) =
+            pricing::for_model(sel.table.as_ref(), &sel.table_path, &sel.provider, model_id, args.allow_unpriced)?;
+        if let Some(w) = warning {
+            writeln!(err, "warning: {w}")?;
+        }
+        let pricing_note = match (&pricing, &sel.table) {
+            (pricing::Pricing::Priced(p), Some(t)) => format!(
+                "{}, {model_id}: ${} input, ${} cached input, ${} output per 1M tokens (read on {})",
+                sel.table_path.display(),
+                p.input,
+                p.cached_input,
+                p.output,
+                t.read_on
+            ),
+            _ => format!("{model_id} is not priced in {}", sel.table_path.display()),
+        };
+        let entry = quotas.get(&sel.provider, model_id);
+        let rates = quota_rates(&quotas, &sel.provider, model_id, args.quota_flags());
+        let estimate = dry_run::estimate(&measured, k, &pricing, max_output_tokens);
+        let mut label = format!("{} / {model_id}", sel.provider);
+        if let Some(shard) = sel.shard {
+            label.push_str(&format!(" (shard {shard})"));
+        }
+        let text = dry_run::render(
+            &label,
+            &measured,
+            k,
+            &estimate,
+            &pricing_note,
+            rates,
+            entry.and_then(|e| e.requests_per_day),
+        );
+        writeln!(out, "{text}")?;
+    }
+    Ok(Status::Ok)
+}
+
+fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Result<Vec<Planned>> {
+    let suite = load_suite(&args.suite)?;
+    let Selection { provider: provider_name, tasks: selected, shard, models, references, table_path, table } =
+        select(args, &suite, err)?;
     let limits = Limits::from_env()?;
     let quotas = args.quota_table(&args.suite)?;
     let sweep_judge = judge::configured_with(&quotas, args.judge_quota_flags())?;

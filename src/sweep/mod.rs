@@ -12,6 +12,7 @@ pub mod cell;
 pub mod check;
 pub mod command;
 pub mod comparison;
+pub mod dry_run;
 pub mod judge;
 pub mod progress;
 pub mod scratch;
@@ -163,7 +164,7 @@ impl Sweep {
                             let message = panic_message(e.into_panic().as_ref());
                             let error = format!("the run crashed (a fault in vaultbench, not the model's): {message}");
                             let out = cell::harness_failure(&self.cell_env(), &self.tasks[t], error).await;
-                            persist(&self, t, n, out, None)?
+                            persist(&self, t, n, out, None).await?
                         }
                         Err(e) => return Err(anyhow::anyhow!("a run was cancelled: {e}")),
                     };
@@ -246,11 +247,11 @@ async fn run_cell(sweep: Arc<Sweep>, t: usize, n: u32) -> Result<((usize, u32), 
         Ok(model) => cell::run(&env, task, model.as_ref(), keep.clone()).await,
         Err(e) => cell::harness_failure(&env, task, format!("{e:#}")).await,
     };
-    persist(&sweep, t, n, out, keep)
+    persist(&sweep, t, n, out, keep).await
 }
 
 /// Save a finished cell: its transcript, then its record (which marks it done).
-fn persist(
+async fn persist(
     sweep: &Sweep,
     t: usize,
     n: u32,
