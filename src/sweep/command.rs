@@ -20,7 +20,7 @@ use crate::pricing::{self, PriceTable};
 use crate::provider::quota::Tally;
 use crate::provider::{self, ProviderOptions};
 use crate::quotas::QuotaTable;
-use crate::report::{self, aggregate, bless, compare, summary};
+use crate::report::{self, aggregate, bless, compare, evidence, summary};
 use crate::suite::Suite;
 use crate::suite::corpus::Corpus;
 use crate::vault::Toolbox;
@@ -650,9 +650,42 @@ pub fn merge(files: &[PathBuf], out_file: Option<PathBuf>, out: &mut dyn Write) 
         first.with_file_name(format!("{stem}-merged.json"))
     });
     report::write_result(&target, &merged)?;
+    let copied = gather_transcripts(&parts, &target)?;
     write!(out, "{}", summary::render(&merged))?;
     writeln!(out, "\nMerged {} shards into {}", parts.len(), target.display())?;
+    if copied > 0 {
+        writeln!(
+            out,
+            "Transcripts: {copied} copied to {} (the evidence `bless` archives)",
+            evidence::transcripts_dir(&target).display()
+        )?;
+    }
     Ok(Status::Ok)
+}
+
+/// Copy each part's transcripts (`<part>/<task>-<n>.json`, next to the part's
+/// result) to the merged result's folder, where `bless` finds them; returns
+/// how many. A part without transcripts is passed over: the merged result
+/// then blesses with fewer (`bless` names the missing ones).
+fn gather_transcripts(parts: &[(PathBuf, ResultFile)], target: &Path) -> Result<usize> {
+    let into = evidence::transcripts_dir(target);
+    let mut copied = 0;
+    for (path, part) in parts {
+        let from = evidence::transcripts_dir(path);
+        for run in part.tasks.iter().flat_map(|t| &t.runs) {
+            let Some(name) = evidence::entry_name(run) else { continue };
+            let source = from.join(&name);
+            // Plain files only: a link could pull a file from elsewhere into evidence.
+            if !source.symlink_metadata().is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            std::fs::create_dir_all(&into).with_context(|| format!("creating {}", into.display()))?;
+            std::fs::copy(&source, into.join(&name))
+                .with_context(|| format!("copying {} to {}", source.display(), into.display()))?;
+            copied += 1;
+        }
+    }
+    Ok(copied)
 }
 
 /// `vaultbench suite check`: `alternatives` defaults to `<suite>/alternatives`.
