@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use saphyr::{LoadableYamlNode, Scalar, Yaml};
 use serde_json::{Value, json};
 
 use common::*;
@@ -36,35 +35,8 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn yaml_to_json(node: &Yaml) -> Value {
-    match node {
-        Yaml::Value(Scalar::String(s)) => Value::String(s.to_string()),
-        Yaml::Value(Scalar::Integer(i)) => json!(i),
-        Yaml::Value(Scalar::FloatingPoint(f)) => json!(f.into_inner()),
-        Yaml::Value(Scalar::Boolean(b)) => json!(b),
-        Yaml::Value(Scalar::Null) => Value::Null,
-        Yaml::Representation(text, _, _) => Value::String(text.to_string()),
-        Yaml::Sequence(items) => Value::Array(items.iter().map(yaml_to_json).collect()),
-        Yaml::Mapping(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| {
-                    let key = match yaml_to_json(k) {
-                        Value::String(s) => s,
-                        other => other.to_string(),
-                    };
-                    (key, yaml_to_json(v))
-                })
-                .collect(),
-        ),
-        Yaml::Tagged(_, inner) => yaml_to_json(inner),
-        other => panic!("unexpected YAML node {other:?}"),
-    }
-}
-
 fn workflow(name: &str) -> Value {
-    let text = std::fs::read_to_string(repo().join(".github/workflows").join(name)).unwrap();
-    let docs = Yaml::load_from_str(&text).unwrap();
-    yaml_to_json(&docs[0])
+    yaml_documents(&repo().join(".github/workflows").join(name)).remove(0)
 }
 
 /// A text with every `${{ expr }}` replaced by `vars[expr]`.

@@ -134,3 +134,35 @@ pub fn sample_result(provider: &str, model: &str, tasks: &[(&str, &[bool])]) -> 
 pub fn write_result(path: &Path, result: &ResultFile) {
     vaultbench::report::write_result(path, result).unwrap();
 }
+
+/// Every document of a YAML file, as JSON (mappings' keys as strings).
+pub fn yaml_documents(path: &Path) -> Vec<serde_json::Value> {
+    use saphyr::{LoadableYamlNode, Scalar, Yaml};
+    use serde_json::{Value, json};
+    fn to_json(node: &Yaml) -> Value {
+        match node {
+            Yaml::Value(Scalar::String(s)) => Value::String(s.to_string()),
+            Yaml::Value(Scalar::Integer(i)) => json!(i),
+            Yaml::Value(Scalar::FloatingPoint(f)) => json!(f.into_inner()),
+            Yaml::Value(Scalar::Boolean(b)) => json!(b),
+            Yaml::Value(Scalar::Null) => Value::Null,
+            Yaml::Representation(text, _, _) => Value::String(text.to_string()),
+            Yaml::Sequence(items) => Value::Array(items.iter().map(to_json).collect()),
+            Yaml::Mapping(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| {
+                        let key = match to_json(k) {
+                            Value::String(s) => s,
+                            other => other.to_string(),
+                        };
+                        (key, to_json(v))
+                    })
+                    .collect(),
+            ),
+            Yaml::Tagged(_, inner) => to_json(inner),
+            other => panic!("unexpected YAML node {other:?}"),
+        }
+    }
+    let text = std::fs::read_to_string(path).unwrap();
+    Yaml::load_from_str(&text).unwrap().iter().map(to_json).collect()
+}
