@@ -222,6 +222,16 @@ impl Limits {
             ("attempts per model call", self.retry_attempts.to_string(), "VAULTBENCH_RETRY_ATTEMPTS"),
             ("first backoff (ms)", self.retry_base_delay.as_millis().to_string(), "VAULTBENCH_RETRY_BASE_MS"),
             ("retry budget", secs(self.retry_budget), "VAULTBENCH_RETRY_MAX_S"),
+            (
+                "requests a minute (quota)",
+                self.quota.requests_per_minute.map_or("learned from the server".into(), |r| r.to_string()),
+                "--rpm, quotas.toml",
+            ),
+            (
+                "input tokens a minute (quota)",
+                self.quota.tokens_per_minute.map_or("learned from the server".into(), |r| r.to_string()),
+                "--tpm, quotas.toml",
+            ),
         ];
         let mut out = String::from(
             "Limits on model servers (docs/limits.md lists every limit and what hitting it looks like):\n",

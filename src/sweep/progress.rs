@@ -155,3 +155,22 @@ impl Progress for Console {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::provider::quota::Tally;
+
+    #[test]
+    fn the_quota_line_says_what_waits_and_why() {
+        let status = |holding, paused_for| QuotaStatus { holding, paused_for, rate: None, tally: Tally::default() };
+        assert_eq!(quota_line(&status(0, None)), None);
+        assert_eq!(quota_line(&status(1, None)).as_deref(), Some("waiting on the quota: 1 request held"));
+        assert_eq!(
+            quota_line(&status(6, Some(Duration::from_millis(12_040)))).as_deref(),
+            Some("waiting on the quota: the server refused a request (HTTP 429), 6 requests held for 12.0 s")
+        );
+    }
+}
