@@ -69,31 +69,6 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// The suite the sweep runs: tasks without a judge, so that the result blesses.
-fn write_suite(root: &Path) {
-    let write = |rel: &str, text: &str| {
-        let p = root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
-    write("fixtures/orchard/notes.md", "The apple harvest was 940 kg this quarter.\n");
-    for id in ["ash", "beech", "cherry", "damson", "elder"] {
-        write(
-            &format!("tasks/{id}.json"),
-            &format!(
-                r#"{{"id": "{id}", "description": "read one note", "userMessage": "({id}) What was the apple harvest? Read eval-scratch/notes.md.",
-                "difficulty": "T2", "category": "retrieval", "fixture": "orchard", "expectedTools": ["read_file"],
-                "outputMatchers": [{{"type": "contains", "value": "940 kg"}}], "toolCallBudget": 3, "maxTurns": 5, "timeoutMs": 20000}}"#
-            ),
-        );
-        write(
-            &format!("references/{id}.json"),
-            r#"{"steps": [{"tool": "read_file", "args": {"path": "eval-scratch/notes.md"}}], "answer": "The harvest was 940 kg."}"#,
-        );
-    }
-    std::fs::create_dir_all(root.join("baselines")).unwrap();
-}
-
 /// The GitHub runners' workspaces, and the artifact store between jobs.
 struct Runner {
     dir: tempfile::TempDir,
@@ -105,7 +80,8 @@ impl Runner {
     fn new() -> Runner {
         let dir = tempfile::tempdir().unwrap();
         let suite = dir.path().join("suite");
-        write_suite(&suite);
+        // Tasks without a judge, so that the result blesses.
+        orchard_suite(&suite, &["ash", "beech", "cherry", "damson", "elder"]);
         Runner { dir, suite, jobs: 0 }
     }
 

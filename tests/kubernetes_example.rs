@@ -121,27 +121,7 @@ fn the_pods_commands_sweep_their_shards_and_the_merge_job_joins_them() {
     let results = dir.path().join("results");
     // The image's /app/evals: a small suite.
     let suite_root = workdir.join("evals");
-    for id in ["ash", "beech", "cherry", "damson", "elder", "fir"] {
-        let write = |rel: String, text: String| {
-            let p = suite_root.join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        };
-        write("fixtures/orchard/notes.md".into(), "The apple harvest was 940 kg.\n".into());
-        write(
-            format!("tasks/{id}.json"),
-            format!(
-                r#"{{"id": "{id}", "description": "d", "userMessage": "({id}) What was the apple harvest? Read eval-scratch/notes.md.",
-                "difficulty": "T1", "category": "retrieval", "fixture": "orchard", "expectedTools": ["read_file"],
-                "outputMatchers": [{{"type": "contains", "value": "940 kg"}}], "maxTurns": 5, "timeoutMs": 20000}}"#
-            ),
-        );
-        write(
-            format!("references/{id}.json"),
-            r#"{"steps": [{"tool": "read_file", "args": {"path": "eval-scratch/notes.md"}}], "answer": "940 kg."}"#
-                .into(),
-        );
-    }
+    orchard_suite(&suite_root, &["ash", "beech", "cherry", "damson", "elder", "fir"]);
     let suite = Arc::new(replay::suite(&suite_root));
     let fake = Fake::start(move |request, _| {
         if request.method != "POST" {

@@ -56,13 +56,7 @@ fn sweep_command(style: Style, url: &str, results: &Path) -> Command {
 }
 
 fn result_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    files
+    json_files(dir)
 }
 
 fn read(path: &Path) -> Value {
@@ -156,25 +150,6 @@ fn a_configured_rate_is_never_refused() {
     assert_eq!(server.figures().refused, 0);
 }
 
-/// The result as JSON without what differs between two sweeps of the same
-/// runs: ids, commit, durations, transcript paths, shard marks.
-fn comparable(mut v: Value) -> Value {
-    for key in ["run_id", "shard", "git_sha"] {
-        v.as_object_mut().unwrap().remove(key);
-    }
-    for t in v["tasks"].as_array_mut().unwrap() {
-        t["metrics"].as_object_mut().unwrap().remove("duration_ms");
-        for run in t["runs"].as_array_mut().unwrap() {
-            run["metrics"].as_object_mut().unwrap().remove("duration_ms");
-            run.as_object_mut().unwrap().remove("transcript_path");
-        }
-    }
-    if let Some(agg) = v["aggregate"].as_object_mut() {
-        agg.remove("mean_duration_ms");
-    }
-    v
-}
-
 #[test]
 fn four_shards_against_one_quota_merge_into_what_one_process_gives() {
     let suite = Arc::new(replay::project_suite());
@@ -213,5 +188,5 @@ fn four_shards_against_one_quota_merge_into_what_one_process_gives() {
     assert!(out.status.success(), "{}", stderr(&out));
     let merged = read(&merged);
     assert_no_run_lost(&merged, 54);
-    assert_eq!(comparable(merged), comparable(read(&result_files(&whole)[0])));
+    assert_eq!(comparable_json(merged), comparable_json(read(&result_files(&whole)[0])));
 }

@@ -24,32 +24,10 @@ use fake::{Fake, Reply};
 const TASKS: [&str; 5] = ["alder", "birch", "cedar", "dogwood", "elm"];
 const FAILING: [&str; 2] = ["birch", "elm"];
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
 /// A suite of one-step tasks whose user messages tell them apart.
 fn suite(dir: &Path) -> PathBuf {
     let root = dir.join("evals");
-    write(&root, "fixtures/orchard/notes.md", "The apple harvest was 940 kg this quarter.\n");
-    for id in TASKS {
-        write(
-            &root,
-            &format!("tasks/{id}.json"),
-            &format!(
-                r#"{{"id": "{id}", "description": "read one note", "userMessage": "({id}) What was the apple harvest? Read eval-scratch/notes.md.",
-                "difficulty": "T1", "category": "retrieval", "fixture": "orchard", "expectedTools": ["read_file"],
-                "outputMatchers": [{{"type": "contains", "value": "940 kg"}}], "toolCallBudget": 3, "maxTurns": 5, "timeoutMs": 20000}}"#
-            ),
-        );
-        write(
-            &root,
-            &format!("references/{id}.json"),
-            r#"{"steps": [{"tool": "read_file", "args": {"path": "eval-scratch/notes.md"}}], "answer": "The harvest was 940 kg."}"#,
-        );
-    }
+    orchard_suite(&root, &TASKS);
     root
 }
 
@@ -114,15 +92,18 @@ fn retry_errors_reruns_only_the_errored_runs_and_the_result_blesses() {
         .map(|t| t["id"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(errored, FAILING, "the failing tasks, and only they, have harness errors");
-    let refused = command()
-        .args(["bless"])
-        .arg(&result_path)
-        .arg("--results")
-        .arg(&results)
-        .arg("--baselines")
-        .arg(&baselines)
-        .output()
-        .unwrap();
+    let bless = || {
+        command()
+            .args(["bless"])
+            .arg(&result_path)
+            .arg("--results")
+            .arg(&results)
+            .arg("--baselines")
+            .arg(&baselines)
+            .output()
+            .unwrap()
+    };
+    let refused = bless();
     assert_eq!(refused.status.code(), Some(1));
     assert!(stderr(&refused).contains("--retry-errors"), "{}", stderr(&refused));
 
@@ -168,15 +149,7 @@ fn retry_errors_reruns_only_the_errored_runs_and_the_result_blesses() {
             assert_eq!(run["solved"], true, "{}", task["id"]);
         }
     }
-    let blessed = command()
-        .args(["bless"])
-        .arg(&result_path)
-        .arg("--results")
-        .arg(&results)
-        .arg("--baselines")
-        .arg(&baselines)
-        .output()
-        .unwrap();
+    let blessed = bless();
     assert!(blessed.status.success(), "{}\n{}", stdout(&blessed), stderr(&blessed));
     assert!(baselines.join("openai-retry-test.json").is_file());
 

@@ -59,11 +59,7 @@ fn suite(ids: &[&str]) -> tempfile::TempDir {
 }
 
 fn result_files(results: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(results)
-        .map(|d| d.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect())
-        .unwrap_or_default();
-    files.sort();
-    files
+    json_files(results)
 }
 
 fn only_result(results: &Path) -> (PathBuf, ResultFile) {
@@ -100,18 +96,7 @@ fn assert_rederives(r: &ResultFile) {
 /// The result as JSON without what legitimately differs between two runs of
 /// the same sweep: ids, commit, durations, transcript paths, shard marks.
 fn comparable(r: &ResultFile) -> Value {
-    let mut v = serde_json::to_value(r).unwrap();
-    for key in ["run_id", "shard", "git_sha"] {
-        v.as_object_mut().unwrap().remove(key);
-    }
-    for t in v["tasks"].as_array_mut().unwrap() {
-        t["metrics"].as_object_mut().unwrap().remove("duration_ms");
-        for run in t["runs"].as_array_mut().unwrap() {
-            run["metrics"].as_object_mut().unwrap().remove("duration_ms");
-            run.as_object_mut().unwrap().remove("transcript_path");
-        }
-    }
-    v
+    comparable_json(serde_json::to_value(r).unwrap())
 }
 
 fn run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
