@@ -259,8 +259,12 @@ fn the_docs_workflow_publishes_under_the_pages_path() {
     ]);
     let mut runner = Runner::new();
     let (ws, _) = runner.run_job(&wf["jobs"]["build"], &vars);
+    // Pages serve the site under /<repository>/: the not-found page, served at
+    // any depth, links there; every page links to the repository.
+    let not_found = std::fs::read_to_string(ws.join("site/404.html")).unwrap();
+    assert!(not_found.contains("\"/vaultbench/static/style.css\""), "links under the Pages path");
     let index = std::fs::read_to_string(ws.join("site/index.html")).unwrap();
-    assert!(index.contains("/vaultbench/"), "links under the Pages path");
+    assert!(index.contains("https://github.com/owner/vaultbench"), "the repository from the workflow");
     let upload = wf["jobs"]["build"]["steps"]
         .as_array()
         .unwrap()
