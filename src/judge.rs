@@ -140,8 +140,21 @@ impl JudgeConfig {
 
 /// Build the configured judge (with retries on transient faults).
 pub fn build(config: &JudgeConfig) -> Result<Arc<dyn Judge>> {
+    Ok(build_with_quota(config)?.judge)
+}
+
+/// A judge and the quota its requests wait for (its own, not the sweep's:
+/// the judge is reached over its own connection).
+pub struct BuiltJudge {
+    pub judge: Arc<dyn Judge>,
+    pub quota: Option<Arc<provider::quota::Quota>>,
+}
+
+/// [`build`], keeping the judge's quota.
+pub fn build_with_quota(config: &JudgeConfig) -> Result<BuiltJudge> {
     let model = provider::build_http(&config.provider, &config.model, &config.overrides, &config.limits)?;
-    Ok(Arc::new(ModelJudge::new(model)))
+    let quota = model.quota();
+    Ok(BuiltJudge { judge: Arc::new(ModelJudge::new(model)), quota })
 }
 
 /// The judge of the environment; `Ok(None)` when it needs a key and none is

@@ -15,6 +15,7 @@ pub mod limits;
 pub mod pricing;
 pub mod provider;
 pub mod publish;
+pub mod quotas;
 pub mod report;
 pub mod score;
 pub mod stats;

@@ -94,6 +94,34 @@ pub struct Limits {
     /// Most time one regular expression may take on one text (a tool search
     /// of one file, a matcher, an assertion); never past the run's deadline.
     pub regex_timeout: Duration,
+    /// The rates a model server allows, when the user knows them (`--rpm`,
+    /// `--tpm`, the quotas file): requests are paced to them. Unset, the
+    /// quota is learned from the server's answers alone (see
+    /// `provider::quota`).
+    pub quota: QuotaRates,
+}
+
+/// A model server's rates, as a user configured them; `None`: not limited.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct QuotaRates {
+    /// Requests a minute.
+    pub requests_per_minute: Option<f64>,
+    /// Input tokens a minute (estimated before sending, see `provider::quota`).
+    pub tokens_per_minute: Option<f64>,
+}
+
+impl QuotaRates {
+    pub fn is_empty(&self) -> bool {
+        *self == QuotaRates::default()
+    }
+
+    /// `self` with each rate `over` sets replaced by it.
+    pub fn overridden_by(self, over: QuotaRates) -> QuotaRates {
+        QuotaRates {
+            requests_per_minute: over.requests_per_minute.or(self.requests_per_minute),
+            tokens_per_minute: over.tokens_per_minute.or(self.tokens_per_minute),
+        }
+    }
 }
 
 impl Default for Limits {
@@ -121,6 +149,7 @@ impl Default for Limits {
             timeout_grace: Duration::from_secs(2),
             max_input_file_bytes: 256 * 1024 * 1024,
             regex_timeout: Duration::from_secs(1),
+            quota: QuotaRates::default(),
         }
     }
 }
@@ -193,6 +222,16 @@ impl Limits {
             ("attempts per model call", self.retry_attempts.to_string(), "VAULTBENCH_RETRY_ATTEMPTS"),
             ("first backoff (ms)", self.retry_base_delay.as_millis().to_string(), "VAULTBENCH_RETRY_BASE_MS"),
             ("retry budget", secs(self.retry_budget), "VAULTBENCH_RETRY_MAX_S"),
+            (
+                "requests a minute (quota)",
+                self.quota.requests_per_minute.map_or("learned from the server".into(), |r| r.to_string()),
+                "--rpm, quotas.toml",
+            ),
+            (
+                "input tokens a minute (quota)",
+                self.quota.tokens_per_minute.map_or("learned from the server".into(), |r| r.to_string()),
+                "--tpm, quotas.toml",
+            ),
         ];
         let mut out = String::from(
             "Limits on model servers (docs/limits.md lists every limit and what hitting it looks like):\n",

@@ -59,11 +59,7 @@ fn suite(ids: &[&str]) -> tempfile::TempDir {
 }
 
 fn result_files(results: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(results)
-        .map(|d| d.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect())
-        .unwrap_or_default();
-    files.sort();
-    files
+    json_files(results)
 }
 
 fn only_result(results: &Path) -> (PathBuf, ResultFile) {
@@ -100,18 +96,7 @@ fn assert_rederives(r: &ResultFile) {
 /// The result as JSON without what legitimately differs between two runs of
 /// the same sweep: ids, commit, durations, transcript paths, shard marks.
 fn comparable(r: &ResultFile) -> Value {
-    let mut v = serde_json::to_value(r).unwrap();
-    for key in ["run_id", "shard", "git_sha"] {
-        v.as_object_mut().unwrap().remove(key);
-    }
-    for t in v["tasks"].as_array_mut().unwrap() {
-        t["metrics"].as_object_mut().unwrap().remove("duration_ms");
-        for run in t["runs"].as_array_mut().unwrap() {
-            run["metrics"].as_object_mut().unwrap().remove("duration_ms");
-            run.as_object_mut().unwrap().remove("transcript_path");
-        }
-    }
-    v
+    comparable_json(serde_json::to_value(r).unwrap())
 }
 
 fn run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
@@ -279,6 +264,45 @@ fn shards_merge_into_the_unsharded_result() {
     assert!(stderr(&out).contains("missing shard"), "{}", stderr(&out));
     let out = vaultbench(&["merge", &part_args[0], &part_args[0]], dir.path());
     assert!(stderr(&out).contains("given twice"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_shard_comes_from_the_batch_systems_environment_and_a_flag_wins() {
+    let dir = suite(&["a1", "a2", "b1"]);
+    let run = |env: &[(&str, &str)], extra: &[&str], results: &str| {
+        let mut cmd = command();
+        cmd.args(run_args(&[extra, &["--results", results]].concat())).current_dir(dir.path());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    // A Kubernetes Indexed Job's second pod.
+    let out = run(&[("JOB_COMPLETION_INDEX", "1"), ("VAULTBENCH_SHARD_COUNT", "2")], &["--shard"], "k8s");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("shard 2/2, from JOB_COMPLETION_INDEX=1"), "{}", stderr(&out));
+    let (_, r) = only_result(&dir.path().join("k8s"));
+    assert_eq!(r.shard.as_deref(), Some("2/2"));
+    assert_eq!(r.tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["a2"]);
+    // A SLURM array task, `--shard auto`.
+    let slurm = [("SLURM_ARRAY_TASK_ID", "0"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_COUNT", "2")];
+    let out = run(&slurm, &["--shard", "auto"], "slurm");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(only_result(&dir.path().join("slurm")).1.shard.as_deref(), Some("1/2"));
+    // The flag wins, and says so.
+    let out = run(&[("VAULTBENCH_SHARD_INDEX", "1"), ("VAULTBENCH_SHARD_COUNT", "2")], &["--shard", "2/2"], "flag");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--shard 2/2 given; the environment says 1/2"), "{}", stderr(&out));
+    assert_eq!(only_result(&dir.path().join("flag")).1.shard.as_deref(), Some("2/2"));
+    // Sources that disagree, or none at all, stop the run before it starts.
+    let both = [("JOB_COMPLETION_INDEX", "0"), ("VAULTBENCH_SHARD_INDEX", "2"), ("VAULTBENCH_SHARD_COUNT", "2")];
+    let out = run(&both, &["--shard"], "conflict");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("the environment names two different shards"), "{}", stderr(&out));
+    let out = run(&[], &["--shard"], "none");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("the environment names no shard"), "{}", stderr(&out));
+    assert!(!dir.path().join("conflict").exists() && !dir.path().join("none").exists());
 }
 
 /// Start a slow sweep (every run waits `delay_ms` first) in the background.
@@ -800,4 +824,45 @@ fn a_reference_with_a_byte_order_mark_replays_and_one_with_trailing_text_is_refu
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let err = stderr(&out);
     assert!(err.contains("references/beta.json") && err.contains("more text after the JSON value"), "{err}");
+}
+
+#[test]
+fn dry_run_prices_the_sweep_without_contacting_a_server() {
+    let dir = suite(&["alpha", "beta", "gamma"]);
+    write(
+        &dir.path().join("evals"),
+        "pricing.toml",
+        "read_on = \"2026-11-23\"\nsource = \"test\"\n[models.\"gemini-test\"]\ninput = 1.0\ncached_input = 0.1\noutput = 10.0\n",
+    );
+    // A server that is never called: nothing listens there.
+    let out = command()
+        .env("GEMINI_BASE_URL", "http://127.0.0.1:9")
+        .args(["run", "--provider", "gemini", "--model", "gemini-test", "--suite", "evals", "--results", "results"])
+        .args(["--dry-run", "--repeat", "4", "--rpm", "6"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("Dry run of gemini / gemini-test: 3 tasks x k=4 = 12 runs. No server was contacted."),
+        "{text}"
+    );
+    // maxTurns 5 each: at most 60 calls; the reference reads one note and answers: 2 calls a run.
+    assert!(text.contains("Model calls: at most 60 (every run to its maxTurns); 24 if every run goes like"), "{text}");
+    assert!(text.contains("$1 input, $0.1 cached input, $10 output per 1M tokens (read on 2026-11-23)"), "{text}");
+    assert!(text.contains("Quota: 6 requests a minute: at least 4 min"), "{text}");
+    let cost = |label: &str| -> f64 {
+        let at = text.find(label).unwrap() + label.len();
+        text[at..]
+            .trim_start_matches('$')
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (expected, upper) = (cost("Cost: "), cost("upper bound "));
+    assert!(expected > 0.0 && upper > expected, "{expected} {upper}");
+    assert!(!dir.path().join("results").exists(), "a dry run writes no result");
 }

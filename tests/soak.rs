@@ -14,10 +14,12 @@
 mod common;
 #[path = "providers/fake.rs"]
 mod fake;
+#[path = "providers/replay.rs"]
+mod replay;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -45,57 +47,6 @@ const FAULT_WORDS: [&str; 5] = [
     "ended early",
     "no answer from",
 ];
-
-/// The project's suite: task id -> (user message, whether it has a judge matcher), and the references.
-struct Suite {
-    root: PathBuf,
-    tasks: Vec<(String, String, bool)>,
-    references: HashMap<String, Value>,
-}
-
-fn suite() -> Suite {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("evals");
-    let mut tasks = Vec::new();
-    let mut references = HashMap::new();
-    for entry in std::fs::read_dir(root.join("tasks")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
-        let task: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let id = task["id"].as_str().unwrap().to_string();
-        let judged = task["outputMatchers"].as_array().is_some_and(|m| m.iter().any(|m| m["type"] == "judge"));
-        let reference = std::fs::read_to_string(root.join("references").join(format!("{id}.json"))).unwrap();
-        references.insert(id.clone(), serde_json::from_str(&reference).unwrap());
-        tasks.push((id, task["userMessage"].as_str().unwrap().to_string(), judged));
-    }
-    tasks.sort();
-    Suite { root, tasks, references }
-}
-
-/// The next step of the task's reference trajectory, as a chat completion.
-fn replay(suite: &Suite, request: &Value) -> Reply {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let first = messages.iter().find(|m| m["role"] == "user").and_then(|m| m["content"].as_str()).unwrap_or("");
-    let Some((id, _, _)) =
-        suite.tasks.iter().filter(|(_, q, _)| first.starts_with(q.as_str())).max_by_key(|t| t.1.len())
-    else {
-        return Reply::status(400, r#"{"error":{"message":"no task has this user message"}}"#);
-    };
-    let reference = &suite.references[id];
-    let turn = messages.iter().filter(|m| m["role"] == "assistant").count();
-    let message = match reference["steps"].as_array().and_then(|s| s.get(turn)) {
-        Some(step) => json!({ "role": "assistant", "content": "", "tool_calls": [{
-            "id": format!("call_{turn}"), "type": "function",
-            "function": { "name": step["tool"], "arguments": step["args"].to_string() } }] }),
-        None => json!({ "role": "assistant", "content": reference["answer"] }),
-    };
-    Reply::json(json!({
-        "id": "chatcmpl-soak", "object": "chat.completion", "model": "soak",
-        "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
-        "usage": { "prompt_tokens": 100 + 10 * turn, "completion_tokens": 10 }
-    }))
-}
 
 /// SplitMix64: a seeded draw for one request.
 fn draw(seed: u64) -> u64 {
@@ -158,7 +109,7 @@ fn three_hundred_runs_through_a_faulty_server() {
         eprintln!("skipping: peak memory is read from /proc, which this system lacks");
         return;
     }
-    let suite = suite();
+    let suite = replay::project_suite();
     assert_eq!(suite.tasks.len() * RUNS_PER_TASK, 300, "the suite has 60 tasks");
     let root = suite.root.clone();
     let judged: HashMap<String, bool> = suite.tasks.iter().map(|(id, _, j)| (id.clone(), *j)).collect();
@@ -172,7 +123,7 @@ fn three_hundred_runs_through_a_faulty_server() {
         if request.method != "POST" {
             return Reply::json(json!({ "object": "list", "data": [] }));
         }
-        let reply = replay(suite, &request.body);
+        let reply = replay::openai(suite, &request.body);
         *answers.lock().unwrap() += 1;
         match fault_for(seen, request) {
             Some(f) => {

@@ -115,6 +115,10 @@ impl Model for Gemini {
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
         Box::pin(self.call(request))
     }
+
+    fn quota(&self) -> Option<std::sync::Arc<super::quota::Quota>> {
+        Some(self.http.quota())
+    }
 }
 
 /// The `generateContent` body for a conversation.

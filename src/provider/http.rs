@@ -29,6 +29,12 @@
 //! API keys never leave this module: every error text and every answer is
 //! scrubbed of the provider's keys, decoded forms included (see `secrets`).
 //!
+//! Every request first waits for the connection's [`Quota`], which every
+//! answer then informs (its rate-limit headers; a 429 and the wait it asked
+//! for). A 429 is its own kind of error ([`ModelError::RateLimited`]), so
+//! that a refused request goes back to the quota instead of using up its
+//! attempts; OpenAI's `insufficient_quota` 429 (no credit left) is fatal.
+//!
 //! It does not know any wire format (see `gemini`, `ollama`, `openai`), does
 //! not retry (see `retry`) and does not choose providers (the registry is
 //! the parent module).
@@ -41,6 +47,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use reqwest::{Response, StatusCode};
 use serde_json::Value;
 
+use super::quota::{self, Quota};
 use super::secrets::Secrets;
 use super::{ModelError, ModelReply};
 use crate::limits::{LONGEST_OUTSIDE_WAIT, Limits, deadline_after, seconds_from_outside};
@@ -69,6 +76,7 @@ pub(crate) struct Transport {
     liveness_url: String,
     limits: Limits,
     secrets: Secrets,
+    quota: std::sync::Arc<Quota>,
 }
 
 /// What ended a wait.
@@ -136,7 +144,13 @@ impl Transport {
             liveness_url,
             limits: limits.clone(),
             secrets: Secrets::new(secrets),
+            quota: std::sync::Arc::new(Quota::new(limits)),
         })
+    }
+
+    /// The quota every request of this connection waits for.
+    pub(crate) fn quota(&self) -> std::sync::Arc<Quota> {
+        self.quota.clone()
     }
 
     /// POST `body` as JSON to `url` and return the JSON answer, scrubbed of
@@ -148,8 +162,46 @@ impl Transport {
         body: &Value,
         deadline: Option<Instant>,
     ) -> Result<Value, ModelError> {
+        let bytes = serde_json::to_vec(body).map_err(|e| {
+            ModelError::Fatal(format!("{}: the request could not be written as JSON: {e}", self.provider))
+        })?;
+        // Input tokens, estimated as providers do before counting: four bytes a token.
+        let tokens = bytes.len().div_ceil(4) as u64;
+        let permit = self
+            .quota
+            .acquire(tokens, deadline)
+            .await
+            .map_err(|why| ModelError::Fatal(format!("{}: {why}", self.provider)))?;
+        let mut heard = None;
+        let result = self.post_once(url, bytes, deadline, &mut heard).await;
+        match (&result, heard) {
+            (Err(ModelError::RateLimited { retry_after, .. }), signals) => {
+                permit.refused(*retry_after, &signals.unwrap_or_default())
+            }
+            (_, Some(signals)) => permit.answered(&signals),
+            // No answer at all (a broken connection, a timeout): nothing learned.
+            (_, None) => drop(permit),
+        }
+        result
+    }
+
+    /// One POST of `bytes`; `heard` receives the answer's rate-limit
+    /// headers once the server has answered.
+    async fn post_once(
+        &self,
+        url: &str,
+        bytes: Vec<u8>,
+        deadline: Option<Instant>,
+        heard: &mut Option<quota::Signals>,
+    ) -> Result<Value, ModelError> {
         let sent = Instant::now();
-        let request = self.client.post(url).headers(self.headers.clone()).json(body).send();
+        let request = self
+            .client
+            .post(url)
+            .headers(self.headers.clone())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(bytes)
+            .send();
         let mut response = match within(request, deadline_after(sent, self.limits.http_timeout), deadline).await {
             Waited::Done(Ok(response)) => response,
             Waited::Done(Err(e)) => return Err(self.send_error(url, &e)),
@@ -164,6 +216,7 @@ impl Transport {
         };
         let status = response.status();
         let retry_after = retry_after(response.headers());
+        *heard = Some(quota::signals::from_headers(response.headers()));
         let text = self.read_body(&mut response, url, status, deadline).await?;
         if !status.is_success() {
             return Err(self.status_error(status, &self.scrub(&text), retry_after));
@@ -372,9 +425,10 @@ impl Transport {
         }
         let text = self.scrub(&format!("{}: {status_text}: {message}", self.provider));
         match status {
-            Some(s)
-                if s == StatusCode::TOO_MANY_REQUESTS || s == StatusCode::REQUEST_TIMEOUT || s.is_server_error() =>
-            {
+            // Out of credit, not of rate: no wait will help.
+            Some(StatusCode::TOO_MANY_REQUESTS) if message.contains("insufficient_quota") => ModelError::Fatal(text),
+            Some(StatusCode::TOO_MANY_REQUESTS) => ModelError::RateLimited { message: text, retry_after },
+            Some(s) if s == StatusCode::REQUEST_TIMEOUT || s.is_server_error() => {
                 ModelError::Transient { message: text, retry_after }
             }
             _ => ModelError::Fatal(text),

@@ -12,6 +12,7 @@ pub mod gemini;
 pub mod http;
 pub mod ollama;
 pub mod openai;
+pub mod quota;
 pub mod retry;
 mod secrets;
 mod wire;
@@ -117,7 +118,17 @@ pub struct ModelReply {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ModelError {
-    /// Worth retrying: HTTP 429 or 5xx, a reset connection, a timeout.
+    /// The server refused the request for its rate limits (HTTP 429):
+    /// worth sending again once the quota allows, without counting it
+    /// among the call's attempts (see `retry` and `quota`).
+    #[error("{message}")]
+    RateLimited {
+        message: String,
+        /// The wait the server asked for (`retry-after-ms`, `Retry-After`,
+        /// Gemini's `RetryInfo.retryDelay`), when it named one.
+        retry_after: Option<Duration>,
+    },
+    /// Worth retrying: HTTP 408 or 5xx, a reset connection, a timeout.
     #[error("{message}")]
     Transient {
         message: String,
@@ -148,6 +159,11 @@ pub trait Model: Send + Sync {
     /// Whether the provider reports cached prompt tokens (null cache figures otherwise).
     fn reports_cache(&self) -> bool;
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>>;
+    /// The quota this model's requests wait for, when it is reached over a
+    /// rate-limited connection (the HTTP providers); `None` otherwise.
+    fn quota(&self) -> Option<Arc<quota::Quota>> {
+        None
+    }
 }
 
 /// Where a sweep gets the model for each run. HTTP providers hand out one
@@ -161,6 +177,10 @@ pub trait ModelSource: Send + Sync {
     /// (e.g. a missing reference trajectory). Default: nothing to check.
     fn check(&self, _tasks: &[&Task]) -> anyhow::Result<()> {
         Ok(())
+    }
+    /// The quota shared by every run's requests, if the models have one.
+    fn quota(&self) -> Option<Arc<quota::Quota>> {
+        None
     }
 }
 
@@ -176,6 +196,9 @@ impl ModelSource for Shared {
     }
     fn model_for(&self, _task: &Task) -> anyhow::Result<Arc<dyn Model>> {
         Ok(self.0.clone())
+    }
+    fn quota(&self) -> Option<Arc<quota::Quota>> {
+        self.0.quota()
     }
 }
 

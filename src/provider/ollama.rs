@@ -89,6 +89,10 @@ impl Model for Ollama {
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
         Box::pin(self.call(request))
     }
+
+    fn quota(&self) -> Option<std::sync::Arc<super::quota::Quota>> {
+        Some(self.http.quota())
+    }
 }
 
 /// The `/api/chat` body for a conversation.

@@ -134,6 +134,10 @@ impl Model for OpenAi {
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
         Box::pin(self.call(request))
     }
+
+    fn quota(&self) -> Option<std::sync::Arc<super::quota::Quota>> {
+        Some(self.http.quota())
+    }
 }
 
 /// The `/v1/chat/completions` body for a conversation.

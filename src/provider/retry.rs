@@ -11,6 +11,13 @@
 //! Fatal errors pass through at once. It knows nothing about HTTP; providers
 //! decide what is transient (see `http`).
 //!
+//! A request the server refused for its rate limits
+//! ([`ModelError::RateLimited`], HTTP 429) is sent again without counting
+//! as an attempt: the model's quota (see `quota`) holds it, and every other
+//! request to that server, for the wait the server asked. Only the retry
+//! budget and the run's deadline bound those waits, so a sweep loses no run
+//! to a quota that eventually lets it through.
+//!
 //! The run's deadline ([`ChatRequest::deadline`]) bounds the retrying too: a
 //! wait that would pass it ends the call at once, and a call whose time ran
 //! out after a transient fault ([`ModelError::OutOfTime`] on a later
@@ -76,11 +83,15 @@ impl Retrying {
 
     async fn chat_retrying(&self, request: ChatRequest<'_>) -> Result<ModelReply, ModelError> {
         let start = Instant::now();
+        // Calls made, and how many of them the server refused for its rate
+        // limits: refusals are not attempts (the quota decides when to send
+        // again), so only `attempt - refusals` counts toward the limit.
         let mut attempt = 0u32;
+        let mut refusals = 0u32;
         let mut last_fault: Option<String> = None;
         loop {
             attempt += 1;
-            let (message, retry_after) = match self.inner.chat(request).await {
+            let (message, retry_after, refused) = match self.inner.chat(request).await {
                 Ok(reply) => return Ok(reply),
                 Err(ModelError::Fatal(m)) if attempt == 1 => return Err(ModelError::Fatal(m)),
                 Err(ModelError::Fatal(m)) => {
@@ -101,7 +112,11 @@ impl Retrying {
                         )));
                     }
                 },
-                Err(ModelError::Transient { message, retry_after }) => (message, retry_after),
+                Err(ModelError::Transient { message, retry_after }) => (message, retry_after, false),
+                Err(ModelError::RateLimited { message, retry_after }) => {
+                    refusals += 1;
+                    (message, retry_after, true)
+                }
             };
             let provider = self.inner.provider();
             let gave_up = |why: String| {
@@ -112,14 +127,18 @@ impl Retrying {
                     start.elapsed().as_secs_f64()
                 ))
             };
-            if attempt >= self.policy.max_attempts {
+            if !refused && attempt - refusals >= self.policy.max_attempts {
                 return Err(gave_up(format!("the limit is {} attempts", self.policy.max_attempts)));
             }
             let delay = match retry_after {
+                // A refusal asking for no wait is retried after a backoff all the same.
+                Some(d) if refused && d.is_zero() => self.policy.backoff(refusals),
                 // Honour the server's wait, plus a little jitter so that
                 // concurrent runs do not all return in the same instant.
-                Some(d) => d.saturating_add(self.policy.base_delay.mul_f64(fastrand::f64() / 2.0)),
-                None => self.policy.backoff(attempt),
+                Some(d) if !refused => d.saturating_add(self.policy.base_delay.mul_f64(fastrand::f64() / 2.0)),
+                Some(d) => d,
+                None if refused => self.policy.backoff(refusals),
+                None => self.policy.backoff(attempt - refusals),
             };
             if start.elapsed().saturating_add(delay) > self.policy.max_elapsed {
                 return Err(gave_up(format!(
@@ -137,7 +156,13 @@ impl Retrying {
                 )));
             }
             last_fault = Some(message.clone());
-            tokio::time::sleep(delay).await;
+            // A refused request waits in its quota, which holds every
+            // request to the server for the wait asked (see `quota`); a
+            // refusal asking for none, or a model without a quota, waits here.
+            let quota_waits = refused && self.inner.quota().is_some() && retry_after != Some(Duration::ZERO);
+            if !quota_waits {
+                tokio::time::sleep(delay).await;
+            }
         }
     }
 }
@@ -157,6 +182,10 @@ impl Model for Retrying {
 
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
         Box::pin(self.chat_retrying(request))
+    }
+
+    fn quota(&self) -> Option<Arc<super::quota::Quota>> {
+        self.inner.quota()
     }
 }
 
@@ -238,6 +267,26 @@ mod tests {
         let Err(ModelError::Fatal(m)) = out else { panic!("{out:?}") };
         assert!(m.starts_with("scripted: gave up after 4 attempts"), "{m}");
         assert!(m.ends_with("last error: HTTP 500 #3"), "{m}");
+    }
+
+    #[test]
+    fn rate_limit_refusals_are_not_attempts() {
+        let refused = || Err(ModelError::RateLimited { message: "HTTP 429".into(), retry_after: None });
+        let mut script: Vec<_> = (0..5).map(|_| refused()).collect();
+        script.push(transient("HTTP 503"));
+        script.push(Ok(reply()));
+        let (out, calls) = run(script, fast(2));
+        assert_eq!(out.unwrap().text, "ok");
+        assert_eq!(calls, 7);
+        // A refusal asking for more than the budget still ends the call.
+        let mut policy = fast(5);
+        policy.max_elapsed = Duration::from_secs(5);
+        let long =
+            Err(ModelError::RateLimited { message: "HTTP 429".into(), retry_after: Some(Duration::from_secs(60)) });
+        let (out, calls) = run(vec![long], policy);
+        assert_eq!(calls, 1);
+        let Err(ModelError::Fatal(m)) = out else { panic!("{out:?}") };
+        assert!(m.contains("would pass the 5 s retry budget"), "{m}");
     }
 
     #[test]

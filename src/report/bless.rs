@@ -101,9 +101,11 @@ pub fn refusals(result: &ResultFile) -> Vec<Refusal> {
         refuse(
             true,
             format!(
-                "{} runs ended on a harness error ({}): rerun them so the baseline measures the model, not the harness",
+                "{} runs ended on a harness error ({}): rerun them so the baseline measures the model, not the harness \
+                 (`vaultbench run --resume {} --retry-errors` runs only those again)",
                 errored.len(),
-                report::first_few(&errored)
+                report::first_few(&errored),
+                result.run_id
             ),
         );
     }

@@ -10,15 +10,17 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::progress::Console;
-use super::shard::{self, Shard};
+use super::shard::{self, Shard, ShardArg};
 use super::store::{Manifest, Store, SweepLock};
-use super::{Interrupt, Scratch, Sweep, check, comparison, judge, signal};
+use super::{Interrupt, Scratch, Sweep, check, comparison, dry_run, judge, signal};
 use crate::format::result::{ResultFile, RunId};
 use crate::format::task::Task;
-use crate::limits::Limits;
+use crate::limits::{Limits, QuotaRates};
 use crate::pricing::{self, PriceTable};
+use crate::provider::quota::Tally;
 use crate::provider::{self, ProviderOptions};
-use crate::report::{self, aggregate, bless, compare, summary};
+use crate::quotas::QuotaTable;
+use crate::report::{self, aggregate, bless, compare, evidence, summary};
 use crate::suite::Suite;
 use crate::suite::corpus::Corpus;
 use crate::vault::Toolbox;
@@ -55,9 +57,25 @@ pub struct RunArgs {
     /// Continue an interrupted or killed sweep; finished runs are not redone.
     #[arg(long, value_name = "RUN_ID", conflicts_with = "models")]
     pub resume: Option<String>,
-    /// Run slice I of N (whole tasks; task j of the sorted list goes to shard j mod N + 1).
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<Shard>,
+    /// With --resume: run again the runs that ended with a harness error
+    /// (a server fault, exhausted retries), keeping every other run; the
+    /// errored runs' records and transcripts are kept in <run>/retried/.
+    #[arg(long, requires = "resume")]
+    pub retry_errors: bool,
+    /// Run slice I of N (whole tasks; task j of the sorted list goes to
+    /// shard j mod N + 1). `--shard` alone (or `auto`) reads I and N from the
+    /// batch system: VAULTBENCH_SHARD_INDEX (from 1) and
+    /// VAULTBENCH_SHARD_COUNT (a CI matrix), JOB_COMPLETION_INDEX (from 0,
+    /// Kubernetes Indexed Job) with VAULTBENCH_SHARD_COUNT, or a SLURM array's
+    /// SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT. A shard given here wins.
+    #[arg(long, value_name = "I/N|auto", num_args = 0..=1, default_missing_value = "auto")]
+    pub shard: Option<ShardArg>,
+    /// Print what the sweep would do and cost, without contacting any
+    /// server: the runs, the model calls (at most maxTurns each; as many as
+    /// the reference trajectories take), and the cost at pricing.toml's
+    /// prices, as expected and as an upper bound (see docs/sweeps.md).
+    #[arg(long, conflicts_with = "resume")]
+    pub dry_run: bool,
     /// Keep every run's vault under <results>/<run>/vaults/.
     #[arg(long)]
     pub keep_artifacts: bool,
@@ -77,6 +95,24 @@ pub struct RunArgs {
     /// generate until the context is full; none for gemini].
     #[arg(long, value_name = "N")]
     pub max_output_tokens: Option<u32>,
+    /// Requests a minute the model's server allows: every run's requests
+    /// together are paced to it [default: the quotas file's entry for the
+    /// model; without one the quota is learned from the server's answers].
+    #[arg(long, value_name = "N", value_parser = positive_rate)]
+    pub rpm: Option<f64>,
+    /// Input tokens a minute the model's server allows (estimated at four
+    /// bytes of request a token) [default: the quotas file's entry].
+    #[arg(long, value_name = "N", value_parser = positive_rate)]
+    pub tpm: Option<f64>,
+    /// --rpm for the judge's server, which has its own quota.
+    #[arg(long, value_name = "N", value_parser = positive_rate)]
+    pub judge_rpm: Option<f64>,
+    /// --tpm for the judge's server.
+    #[arg(long, value_name = "N", value_parser = positive_rate)]
+    pub judge_tpm: Option<f64>,
+    /// The quotas file: rates per provider and model [default: <suite>/quotas.toml].
+    #[arg(long, value_name = "FILE")]
+    pub quotas: Option<PathBuf>,
     /// Testing aid: wait this long at the start of every run.
     #[arg(long, value_name = "MS", hide = true, default_value_t = 0)]
     pub cell_delay_ms: u64,
@@ -84,6 +120,60 @@ pub struct RunArgs {
     /// that sweeps started together collide on it.
     #[arg(long, value_name = "ISO", hide = true)]
     pub run_id_from: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// A rate from the command line: a number above 0.
+fn positive_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{text}` is not a rate: give a number above 0, e.g. 60")),
+    }
+}
+
+impl RunArgs {
+    /// The shard to run: the one given, or the environment's (`--shard auto`).
+    fn resolved_shard(&self, err: &mut dyn Write) -> Result<Option<Shard>> {
+        let from_env = || shard::from_env(crate::env::nonempty);
+        match self.shard {
+            None => Ok(None),
+            Some(ShardArg::Given(given)) => {
+                // The flag wins; an environment that disagrees is worth a word.
+                if let Ok(Some((other, from))) = from_env()
+                    && other != given
+                {
+                    writeln!(
+                        err,
+                        "note: --shard {given} given; the environment says {other} ({from}): running {given}"
+                    )?;
+                }
+                Ok(Some(given))
+            }
+            Some(ShardArg::FromEnv) => match from_env()? {
+                Some((shard, from)) => {
+                    writeln!(err, "shard {shard}, from {from}")?;
+                    Ok(Some(shard))
+                }
+                None => bail!(
+                    "--shard auto: the environment names no shard: set VAULTBENCH_SHARD_INDEX (from 1) and \
+                     VAULTBENCH_SHARD_COUNT, or run in a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with \
+                     VAULTBENCH_SHARD_COUNT) or a SLURM job array; or give --shard I/N"
+                ),
+            },
+        }
+    }
+
+    fn quota_flags(&self) -> QuotaRates {
+        QuotaRates { requests_per_minute: self.rpm, tokens_per_minute: self.tpm }
+    }
+
+    fn judge_quota_flags(&self) -> QuotaRates {
+        QuotaRates { requests_per_minute: self.judge_rpm, tokens_per_minute: self.judge_tpm }
+    }
+
+    /// The quotas file of a sweep of `suite`.
+    fn quota_table(&self, suite: &Path) -> Result<QuotaTable> {
+        QuotaTable::load_optional(&self.quotas.clone().unwrap_or_else(|| suite.join("quotas.toml")))
+    }
 }
 
 /// How a command ended, for the exit code.
@@ -121,6 +211,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 struct Planned {
     sweep: Arc<Sweep>,
     jobs: usize,
+    judge: judge::SweepJudge,
     /// This process's hold on the sweep's folder, until it ends.
     _lock: SweepLock,
 }
@@ -144,6 +235,9 @@ fn make_scratch(err: &mut dyn Write) -> Result<Scratch> {
 /// `vaultbench run`.
 pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
     let scratch = Arc::new(make_scratch(err)?);
+    if args.dry_run {
+        return dry_run(&args, out, err, &scratch);
+    }
     let plans = match &args.resume {
         Some(id) => vec![plan_resume(&args, id, err, &scratch)?],
         None => plan_new(&args, err, &scratch)?,
@@ -152,7 +246,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
     let mut finished: Vec<(PathBuf, ResultFile)> = Vec::new();
     let mut status = Status::Ok;
     for plan in plans {
-        let sweep = plan.sweep;
+        let sweep = plan.sweep.clone();
         let label = format!("{} / {}", sweep.manifest.provider, sweep.manifest.model);
         let outcome = rt.block_on(async {
             let interrupt = signal::listen();
@@ -175,6 +269,19 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
         }
         let result = aggregate::rederive(&outcome.result);
         write!(out, "{}", summary::render(&result))?;
+        if let Some(tally) = &outcome.quota {
+            writeln!(out, "\n{}", quota_summary("Quota", tally, outcome.wall))?;
+        }
+        if let Some(q) = &plan.judge.quota {
+            let tally = q.tally();
+            if tally.served + tally.refused > 0 {
+                writeln!(
+                    out,
+                    "{}",
+                    quota_summary(&format!("Judge quota ({})", plan.judge.label), &tally, outcome.wall)
+                )?;
+            }
+        }
         writeln!(out, "\nResult:      {}", path.display())?;
         writeln!(out, "Transcripts: {}", sweep.store.dir().display())?;
         if outcome.reused > 0 {
@@ -221,32 +328,107 @@ fn regression_check(args: &RunArgs, result: &ResultFile, out: &mut dyn Write) ->
     Ok(comparison.has_regressions())
 }
 
-fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Result<Vec<Planned>> {
-    let provider_name = args.provider.clone().expect("clap requires --provider without --resume");
-    let suite = load_suite(&args.suite)?;
+/// What a new sweep runs: the selected tasks (after --task and --shard)
+/// and the models, checked.
+struct Selection<'s> {
+    provider: String,
+    tasks: Vec<&'s Task>,
+    shard: Option<Shard>,
+    models: Vec<Option<String>>,
+    references: PathBuf,
+    table_path: PathBuf,
+    table: Option<PriceTable>,
+}
+
+fn select<'s>(args: &RunArgs, suite: &'s Suite, err: &mut dyn Write) -> Result<Selection<'s>> {
+    let provider = args.provider.clone().expect("clap requires --provider without --resume");
     for w in &suite.warnings {
         writeln!(err, "{w}")?;
     }
-    let mut selected: Vec<&Task> = suite.select(args.task.as_deref());
-    if selected.is_empty() {
+    let mut tasks: Vec<&Task> = suite.select(args.task.as_deref());
+    if tasks.is_empty() {
         bail!("no task id in {} starts with `{}`", args.suite.display(), args.task.as_deref().unwrap_or(""));
     }
-    if let Some(shard) = args.shard {
-        selected = shard.select(selected);
-        if selected.is_empty() {
+    let shard = args.resolved_shard(err)?;
+    if let Some(shard) = shard {
+        tasks = shard.select(tasks);
+        if tasks.is_empty() {
             bail!("shard {shard} is empty: the selection has fewer than {} tasks", shard.index);
         }
     }
     let references = args.references.clone().unwrap_or_else(|| args.suite.join("references"));
     let models: Vec<Option<String>> =
         if args.models.is_empty() { vec![args.model.clone()] } else { args.models.iter().cloned().map(Some).collect() };
-    if provider_name != "reference" && models.iter().any(Option::is_none) {
-        bail!("--model ID (or --models A,B) is required for provider `{provider_name}`");
+    if provider != "reference" && models.iter().any(Option::is_none) {
+        bail!("--model ID (or --models A,B) is required for provider `{provider}`");
     }
     let table_path = args.suite.join("pricing.toml");
     let table = if table_path.is_file() { Some(PriceTable::load(&table_path)?) } else { None };
+    Ok(Selection { provider, tasks, shard, models, references, table_path, table })
+}
+
+/// `run --dry-run`: the runs, calls and cost of each model's sweep; no
+/// folder is claimed, no provider built, no server contacted.
+fn dry_run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, scratch: &Scratch) -> Result<Status> {
+    let suite = load_suite(&args.suite)?;
+    let sel = select(args, &suite, err)?;
+    let quotas = args.quota_table(&args.suite)?;
     let limits = Limits::from_env()?;
-    let judge = judge::configured()?;
+    let owned: Vec<Task> = sel.tasks.iter().map(|t| (*t).clone()).collect();
+    let measured = runtime()?.block_on(dry_run::measure(&suite.root, scratch.path(), &sel.references, &owned, &limits));
+    let k = args.repeat.unwrap_or(1);
+    let max_output_tokens = match args.max_output_tokens {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None => provider::default_max_output_tokens(&sel.provider),
+    };
+    for model in &sel.models {
+        let model_id = model.as_deref().unwrap_or("reference");
+        let (pricing, warning) =
+            pricing::for_model(sel.table.as_ref(), &sel.table_path, &sel.provider, model_id, args.allow_unpriced)?;
+        if let Some(w) = warning {
+            writeln!(err, "warning: {w}")?;
+        }
+        let pricing_note = match (&pricing, &sel.table) {
+            (pricing::Pricing::Priced(p), Some(t)) => format!(
+                "{}, {model_id}: ${} input, ${} cached input, ${} output per 1M tokens (read on {})",
+                sel.table_path.display(),
+                p.input,
+                p.cached_input,
+                p.output,
+                t.read_on
+            ),
+            _ => format!("{model_id} is not priced in {}", sel.table_path.display()),
+        };
+        let entry = quotas.get(&sel.provider, model_id);
+        let rates = quota_rates(&quotas, &sel.provider, model_id, args.quota_flags());
+        let estimate = dry_run::estimate(&measured, k, &pricing, max_output_tokens);
+        let mut label = format!("{} / {model_id}", sel.provider);
+        if let Some(shard) = sel.shard {
+            label.push_str(&format!(" (shard {shard})"));
+        }
+        let text = dry_run::render(
+            &label,
+            &measured,
+            k,
+            &estimate,
+            &pricing_note,
+            rates,
+            entry.and_then(|e| e.requests_per_day),
+        );
+        writeln!(out, "{text}")?;
+    }
+    Ok(Status::Ok)
+}
+
+fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Result<Vec<Planned>> {
+    let suite = load_suite(&args.suite)?;
+    let Selection { provider: provider_name, tasks: selected, shard, models, references, table_path, table } =
+        select(args, &suite, err)?;
+    let limits = Limits::from_env()?;
+    let quotas = args.quota_table(&args.suite)?;
+    let sweep_judge = judge::configured_with(&quotas, args.judge_quota_flags())?;
+    let judge = sweep_judge.judge.clone();
     if let Some(warning) = judge.is_none().then(|| judge::unscorable_warning(&selected)).flatten() {
         writeln!(err, "{warning}")?;
     }
@@ -261,6 +443,8 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
         if let Some(w) = warning {
             writeln!(err, "warning: {w}")?;
         }
+        let mut limits = limits.clone();
+        limits.quota = quota_rates(&quotas, &provider_name, model_id, args.quota_flags());
         let options = ProviderOptions { references_dir: references.clone(), limits: limits.clone() };
         let source = provider::build(&provider_name, model.as_deref(), &options)?;
         source.check(&selected)?;
@@ -273,7 +457,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
             references: references.clone(),
             repeat: args.repeat.unwrap_or(1),
             task_filter: args.task.clone(),
-            shard: args.shard.map(|s| s.to_string()),
+            shard: shard.map(|s| s.to_string()),
             allow_unpriced: args.allow_unpriced,
             max_output_tokens: match args.max_output_tokens {
                 Some(0) => None,
@@ -283,11 +467,11 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
             tasks: selected.iter().map(|t| t.id.clone()).collect(),
         };
         let tasks = selected.iter().map(|t| (*t).clone()).collect();
-        plans.push((manifest, tasks, source, pricing));
+        plans.push((manifest, tasks, source, pricing, limits));
     }
     let jobs = args.jobs.map_or_else(|| provider::default_jobs(&provider_name), usize::from);
     let mut planned = Vec::new();
-    for (mut manifest, tasks, source, pricing) in plans {
+    for (mut manifest, tasks, source, pricing, limits) in plans {
         // A fresh id per sweep, claimed so that no other sweep shares its folder.
         let (store, run_id, lock) = Store::claim_new(&args.results, args.run_id_from.unwrap_or_else(chrono::Utc::now))?;
         manifest.run_id = run_id;
@@ -305,9 +489,10 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
                 scratch: scratch.clone(),
                 keep_artifacts: args.keep_artifacts,
                 cell_delay: Duration::from_millis(args.cell_delay_ms),
-                limits: limits.clone(),
+                limits,
             }),
             jobs,
+            judge: sweep_judge.clone(),
             _lock: lock,
         });
     }
@@ -344,7 +529,8 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
     if args.repeat.is_some_and(|k| k != manifest.repeat) {
         bail!("--repeat differs from the sweep being resumed (k = {}); leave it out", manifest.repeat);
     }
-    if args.shard.map(|s| s.to_string()) != manifest.shard && args.shard.is_some() {
+    let shard = args.resolved_shard(err)?;
+    if shard.is_some() && shard.map(|s| s.to_string()) != manifest.shard {
         bail!("--shard differs from the sweep being resumed; leave it out");
     }
     let suite = load_suite(&manifest.suite)?;
@@ -366,7 +552,9 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
         )?;
     }
     let references = args.references.clone().unwrap_or_else(|| manifest.references.clone());
-    let limits = Limits::from_env()?;
+    let quotas = args.quota_table(&manifest.suite)?;
+    let mut limits = Limits::from_env()?;
+    limits.quota = quota_rates(&quotas, &manifest.provider, &manifest.model, args.quota_flags());
     let options = ProviderOptions { references_dir: references, limits: limits.clone() };
     let source = provider::build(&manifest.provider, Some(&manifest.model), &options)?;
     let refs: Vec<&Task> = tasks.iter().collect();
@@ -383,11 +571,29 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
     if let Some(w) = warning {
         writeln!(err, "warning: {w}")?;
     }
-    let judge = judge::configured()?;
+    let sweep_judge = judge::configured_with(&quotas, args.judge_quota_flags())?;
+    let judge = sweep_judge.judge.clone();
     if let Some(warning) = judge.is_none().then(|| judge::unscorable_warning(&refs)).flatten() {
         writeln!(err, "{warning}")?;
     }
     let jobs = args.jobs.map_or_else(|| provider::default_jobs(&manifest.provider), usize::from);
+    // Last, once every check has passed: nothing is moved for a resume that stops.
+    if args.retry_errors {
+        let again = store.set_aside_errored(&lock, &manifest.tasks, manifest.repeat)?;
+        if again.is_empty() {
+            writeln!(err, "--retry-errors: no run of this sweep ended with a harness error")?;
+        } else {
+            let names: Vec<String> = again.iter().map(|(t, n)| format!("{t} #{n}")).collect();
+            writeln!(
+                err,
+                "--retry-errors: running again {} run{} that ended with a harness error ({}); the earlier records are kept in {}",
+                again.len(),
+                if again.len() == 1 { "" } else { "s" },
+                report::first_few(&names),
+                store.dir().join("retried").display()
+            )?;
+        }
+    }
     Ok(Planned {
         sweep: Arc::new(Sweep {
             suite_root: suite.root.clone(),
@@ -404,8 +610,34 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
             limits,
         }),
         jobs,
+        judge: sweep_judge,
         _lock: lock,
     })
+}
+
+/// The rates a sweep of (`provider`, `model`) is paced to: the quotas
+/// file's entry, each rate the flags give winning.
+fn quota_rates(quotas: &QuotaTable, provider: &str, model: &str, flags: QuotaRates) -> QuotaRates {
+    quotas.get(provider, model).map(|e| e.rates()).unwrap_or_default().overridden_by(flags)
+}
+
+/// The summary's line about a quota: how long the sweep waited on it and
+/// what the server refused.
+pub fn quota_summary(what: &str, tally: &Tally, wall: Duration) -> String {
+    let mut line = format!(
+        "{what}: waited {:.1} s of the sweep's {:.1} s on it ({} request{} held back); {} of {} request{} refused (HTTP 429)",
+        tally.held_wall.as_secs_f64(),
+        wall.as_secs_f64(),
+        tally.held,
+        if tally.held == 1 { "" } else { "s" },
+        tally.refused,
+        tally.served + tally.refused,
+        if tally.served + tally.refused == 1 { "" } else { "s" },
+    );
+    if let Some(low) = tally.lowest_window {
+        line.push_str(&format!("; concurrency went down to {low}"));
+    }
+    line
 }
 
 /// `vaultbench merge`: join shard results; writes `out_file` (default: next
@@ -420,9 +652,42 @@ pub fn merge(files: &[PathBuf], out_file: Option<PathBuf>, out: &mut dyn Write) 
         first.with_file_name(format!("{stem}-merged.json"))
     });
     report::write_result(&target, &merged)?;
+    let copied = gather_transcripts(&parts, &target)?;
     write!(out, "{}", summary::render(&merged))?;
     writeln!(out, "\nMerged {} shards into {}", parts.len(), target.display())?;
+    if copied > 0 {
+        writeln!(
+            out,
+            "Transcripts: {copied} copied to {} (the evidence `bless` archives)",
+            evidence::transcripts_dir(&target).display()
+        )?;
+    }
     Ok(Status::Ok)
+}
+
+/// Copy each part's transcripts (`<part>/<task>-<n>.json`, next to the part's
+/// result) to the merged result's folder, where `bless` finds them; returns
+/// how many. A part without transcripts is passed over: the merged result
+/// then blesses with fewer (`bless` names the missing ones).
+fn gather_transcripts(parts: &[(PathBuf, ResultFile)], target: &Path) -> Result<usize> {
+    let into = evidence::transcripts_dir(target);
+    let mut copied = 0;
+    for (path, part) in parts {
+        let from = evidence::transcripts_dir(path);
+        for run in part.tasks.iter().flat_map(|t| &t.runs) {
+            let Some(name) = evidence::entry_name(run) else { continue };
+            let source = from.join(&name);
+            // Plain files only: a link could pull a file from elsewhere into evidence.
+            if !source.symlink_metadata().is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            std::fs::create_dir_all(&into).with_context(|| format!("creating {}", into.display()))?;
+            std::fs::copy(&source, into.join(&name))
+                .with_context(|| format!("copying {} to {}", source.display(), into.display()))?;
+            copied += 1;
+        }
+    }
+    Ok(copied)
 }
 
 /// `vaultbench suite check`: `alternatives` defaults to `<suite>/alternatives`.

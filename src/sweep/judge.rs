@@ -1,13 +1,39 @@
 //! The judge a sweep uses for `judge` matchers. This is the one place a sweep
 //! constructs it: from the environment (`EVAL_JUDGE_PROVIDER`,
 //! `EVAL_JUDGE_MODEL`, `EVAL_JUDGE_API_KEY` or `GEMINI_API_KEY`, see
-//! `crate::judge`).
+//! `crate::judge`), paced to its own quota (the quotas file's entry for the
+//! judge's provider and model, overridden by `--judge-rpm`/`--judge-tpm`).
 
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 
+use crate::limits::QuotaRates;
+use crate::provider::quota::Quota;
+use crate::quotas::QuotaTable;
 use crate::score::Judge;
+
+/// The judge of a sweep, and the quota of its server.
+#[derive(Clone, Default)]
+pub struct SweepJudge {
+    pub judge: Option<Arc<dyn Judge>>,
+    pub quota: Option<Arc<Quota>>,
+    /// `provider / model`, for the summary.
+    pub label: String,
+}
+
+/// The configured judge with its quota: `quotas`' entry for the judge's
+/// (provider, model), with `flags` winning. No judge when no key is set.
+pub fn configured_with(quotas: &QuotaTable, flags: QuotaRates) -> Result<SweepJudge> {
+    let mut config = crate::judge::JudgeConfig::from_env().context("the judge settings (EVAL_JUDGE_*) are invalid")?;
+    if !config.has_key() {
+        return Ok(SweepJudge::default());
+    }
+    let entry = quotas.get(&config.provider, &config.model).map(|e| e.rates()).unwrap_or_default();
+    config.limits.quota = entry.overridden_by(flags);
+    let built = crate::judge::build_with_quota(&config).context("the judge settings (EVAL_JUDGE_*) are invalid")?;
+    Ok(SweepJudge { judge: Some(built.judge), quota: built.quota, label: config.label() })
+}
 
 /// Printed once when a suite has judge matchers and no judge is configured.
 pub const UNAVAILABLE: &str = "[judge unavailable]";

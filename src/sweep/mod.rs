@@ -12,6 +12,7 @@ pub mod cell;
 pub mod check;
 pub mod command;
 pub mod comparison;
+pub mod dry_run;
 pub mod judge;
 pub mod progress;
 pub mod scratch;
@@ -23,7 +24,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use tokio::task::JoinSet;
@@ -33,6 +34,7 @@ use crate::format::task::Task;
 use crate::limits::Limits;
 use crate::pricing::Pricing;
 use crate::provider::ModelSource;
+use crate::provider::quota::Tally;
 use crate::report::{self, aggregate};
 use crate::score::Judge;
 use crate::vault::Toolbox;
@@ -42,6 +44,9 @@ pub use progress::Progress;
 pub use scratch::Scratch;
 pub use signal::Interrupt;
 pub use store::{Manifest, Store};
+
+/// How often a sweep with a quota tells its progress display what the quota does.
+const QUOTA_TICK: Duration = Duration::from_millis(250);
 
 /// Everything a sweep needs, shared by its cells.
 pub struct Sweep {
@@ -72,6 +77,10 @@ pub struct SweepOutcome {
     /// Cells run now, and cells found finished by an earlier attempt.
     pub ran: usize,
     pub reused: usize,
+    /// How long this attempt took.
+    pub wall: Duration,
+    /// What the model server's quota did, when it has one.
+    pub quota: Option<Tally>,
 }
 
 impl Sweep {
@@ -80,7 +89,10 @@ impl Sweep {
     }
 
     /// Run every cell not already finished, `jobs` at a time, until all are
-    /// done or `interrupt` fires; then write the result file.
+    /// done or `interrupt` fires; then write the result file. When the
+    /// model's server has a quota, fewer runs go at once while it is under
+    /// pressure (its concurrency window), and the progress display hears
+    /// what it is doing.
     pub async fn execute(
         self: Arc<Self>,
         jobs: usize,
@@ -100,7 +112,16 @@ impl Sweep {
             }
         }
         let reused = done.len();
+        let started = Instant::now();
         progress.start(done.len() + pending.len(), reused);
+        let quota = self.source.quota();
+        let jobs = jobs.max(1);
+        if let Some(q) = &quota {
+            q.set_max_concurrency(jobs);
+        }
+        let allowed = || quota.as_ref().map_or(jobs, |q| q.concurrency().min(jobs));
+        let mut tick = tokio::time::interval(QUOTA_TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut pending = pending.into_iter();
         let mut running: JoinSet<Result<((usize, u32), RunRecord)>> = JoinSet::new();
         // Which cell each task runs, to record a run that panicked.
@@ -108,7 +129,7 @@ impl Sweep {
         let mut interrupted = None;
         let mut interrupt = std::pin::pin!(interrupt);
         loop {
-            while running.len() < jobs.max(1) {
+            while running.len() < allowed() {
                 let Some((t, n)) = pending.next() else { break };
                 let handle = running.spawn(run_cell(self.clone(), t, n));
                 cells.insert(handle.id(), (t, n));
@@ -117,6 +138,11 @@ impl Sweep {
                 break;
             }
             tokio::select! {
+                _ = tick.tick(), if quota.is_some() => {
+                    if let Some(q) = &quota {
+                        progress.quota(&q.status());
+                    }
+                }
                 signal = &mut interrupt => {
                     interrupted = Some(signal);
                     running.abort_all();
@@ -138,7 +164,7 @@ impl Sweep {
                             let message = panic_message(e.into_panic().as_ref());
                             let error = format!("the run crashed (a fault in vaultbench, not the model's): {message}");
                             let out = cell::harness_failure(&self.cell_env(), &self.tasks[t], error).await;
-                            persist(&self, t, n, out, None)?
+                            persist(&self, t, n, out, None).await?
                         }
                         Err(e) => return Err(anyhow::anyhow!("a run was cancelled: {e}")),
                     };
@@ -152,7 +178,8 @@ impl Sweep {
         let result = self.assemble(done, interrupted.is_some());
         report::write_result(&self.store.result_path(), &result)
             .with_context(|| format!("writing the result {}", self.store.result_path().display()))?;
-        Ok(SweepOutcome { result, interrupted, ran, reused })
+        let quota = quota.map(|q| q.tally());
+        Ok(SweepOutcome { result, interrupted, ran, reused, wall: started.elapsed(), quota })
     }
 
     /// The result file from the finished cells: tasks in run order, runs by
@@ -220,11 +247,11 @@ async fn run_cell(sweep: Arc<Sweep>, t: usize, n: u32) -> Result<((usize, u32), 
         Ok(model) => cell::run(&env, task, model.as_ref(), keep.clone()).await,
         Err(e) => cell::harness_failure(&env, task, format!("{e:#}")).await,
     };
-    persist(&sweep, t, n, out, keep)
+    persist(&sweep, t, n, out, keep).await
 }
 
 /// Save a finished cell: its transcript, then its record (which marks it done).
-fn persist(
+async fn persist(
     sweep: &Sweep,
     t: usize,
     n: u32,
@@ -246,8 +273,17 @@ fn persist(
         errors: out.record.errors.clone(),
         transcript: out.transcript,
     };
-    fsio::write_atomic(&sweep.store.transcript_path(&task.id, n), &jsnum::to_json_bytes(&file)?)?;
-    // The record is written last: it is what marks the cell finished.
-    sweep.store.save_cell(n, &out.record)?;
-    Ok(((t, n), out.record))
+    let bytes = jsnum::to_json_bytes(&file)?;
+    let (store, path, record) = (sweep.store.clone(), sweep.store.transcript_path(&task.id, n), out.record);
+    // Off the async workers: the writes are synced to disk, which can take
+    // long enough to hold up every run's model calls.
+    let record = tokio::task::spawn_blocking(move || -> Result<RunRecord> {
+        fsio::write_atomic(&path, &bytes)?;
+        // The record is written last: it is what marks the cell finished.
+        store.save_cell(n, &record)?;
+        Ok(record)
+    })
+    .await
+    .context("saving a finished run")??;
+    Ok(((t, n), record))
 }

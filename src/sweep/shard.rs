@@ -1,6 +1,18 @@
 //! Sharded sweeps: `--shard I/N` runs whole tasks, task j (0-based, of the
 //! sorted selection) going to shard j mod N + 1, and `merge` joins the
 //! shards' results into the result an unsharded sweep would have written.
+//!
+//! `--shard` alone (or `--shard auto`) reads I and N from the environment of
+//! the batch system running it ([`from_env`]):
+//!
+//! | source | index | count |
+//! |---|---|---|
+//! | any (a CI matrix, e.g. GitHub Actions `env: VAULTBENCH_SHARD_INDEX: ${{ matrix.shard }}`) | `VAULTBENCH_SHARD_INDEX`, from 1 | `VAULTBENCH_SHARD_COUNT` |
+//! | Kubernetes Indexed Job | `JOB_COMPLETION_INDEX`, from 0 | `VAULTBENCH_SHARD_COUNT` (the Job's `completions`) |
+//! | SLURM job array (`sbatch --array=0-3`, `1-7:2`) | (`SLURM_ARRAY_TASK_ID` - `SLURM_ARRAY_TASK_MIN`) / `SLURM_ARRAY_TASK_STEP` | `SLURM_ARRAY_TASK_COUNT` |
+//!
+//! Sources that are present must agree, or it is an error naming them; a
+//! shard given on the command line wins over the environment.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -36,6 +48,94 @@ impl fmt::Display for Shard {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.index, self.count)
     }
+}
+
+/// What `--shard` was given: a shard, or `auto` (read the environment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardArg {
+    Given(Shard),
+    FromEnv,
+}
+
+impl FromStr for ShardArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ShardArg, String> {
+        if s.trim().eq_ignore_ascii_case("auto") {
+            return Ok(ShardArg::FromEnv);
+        }
+        s.parse::<Shard>().map(ShardArg::Given).map_err(|e| format!("{e}, or `auto` to read it from the environment"))
+    }
+}
+
+/// A whole number from the environment, or an error naming the variable.
+fn env_number(var: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Option<i64>> {
+    match var(name) {
+        None => Ok(None),
+        Some(v) => v
+            .trim()
+            .parse::<i64>()
+            .map(Some)
+            .map_err(|_| anyhow::anyhow!("{name} is `{v}`: the shard's environment needs whole numbers")),
+    }
+}
+
+/// The shard the batch system's environment names (see the module docs),
+/// with a description of where it came from; `None` when none is set.
+pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Option<(Shard, String)>> {
+    let num = |name: &str| env_number(&var, name);
+    let shard = |index0: i64, count: i64, from: String| -> Result<(Shard, String)> {
+        if count < 1 || index0 < 0 || index0 >= count {
+            bail!("{from} gives shard {} of {count}, which does not exist (shards are 1 to {count})", index0 + 1);
+        }
+        Ok((Shard { index: index0 as usize + 1, count: count as usize }, from))
+    };
+    let count = num("VAULTBENCH_SHARD_COUNT")?;
+    let mut found = Vec::new();
+    if let Some(index) = num("VAULTBENCH_SHARD_INDEX")? {
+        let Some(count) = count else { bail!("VAULTBENCH_SHARD_INDEX is set but not VAULTBENCH_SHARD_COUNT") };
+        found.push(shard(index - 1, count, format!("VAULTBENCH_SHARD_INDEX={index}, VAULTBENCH_SHARD_COUNT={count}"))?);
+    }
+    if let Some(index) = num("JOB_COMPLETION_INDEX")? {
+        let Some(count) = count else {
+            bail!(
+                "JOB_COMPLETION_INDEX={index} (a Kubernetes Indexed Job) is set but not the shard count: \
+                 set VAULTBENCH_SHARD_COUNT to the Job's completions"
+            )
+        };
+        found.push(shard(
+            index,
+            count,
+            format!("JOB_COMPLETION_INDEX={index} (Kubernetes Indexed Job), VAULTBENCH_SHARD_COUNT={count}"),
+        )?);
+    }
+    if let Some(id) = num("SLURM_ARRAY_TASK_ID")? {
+        let min = num("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+        let step = num("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1);
+        let max = num("SLURM_ARRAY_TASK_MAX")?;
+        let task_count = num("SLURM_ARRAY_TASK_COUNT")?;
+        let from = format!("SLURM_ARRAY_TASK_ID={id} (SLURM job array)");
+        if step < 1 || id < min || (id - min) % step != 0 {
+            bail!("{from}: not an index of an array from SLURM_ARRAY_TASK_MIN={min} in steps of {step}");
+        }
+        let regular = max.map(|max| (max - min) / step + 1);
+        let count = match (task_count, regular) {
+            (Some(c), Some(r)) if c != r => bail!(
+                "{from}: the array's indexes are not a range (SLURM_ARRAY_TASK_COUNT={c}, but {min} to {} in steps \
+                 of {step} makes {r}): submit it as --array=0-{} or pass --shard I/N",
+                max.unwrap_or(min),
+                c - 1
+            ),
+            (Some(c), _) => c,
+            (None, Some(r)) => r,
+            (None, None) => bail!("{from}: neither SLURM_ARRAY_TASK_COUNT nor SLURM_ARRAY_TASK_MAX is set"),
+        };
+        found.push(shard((id - min) / step, count, from)?);
+    }
+    let Some((first, first_from)) = found.first().cloned() else { return Ok(None) };
+    if let Some((other, other_from)) = found.iter().find(|(s, _)| *s != first) {
+        bail!("the environment names two different shards: {first} from {first_from}, and {other} from {other_from}");
+    }
+    Ok(Some((first, first_from)))
 }
 
 impl Shard {
@@ -160,6 +260,60 @@ mod tests {
     use super::*;
     use crate::format::Tier;
     use crate::format::result::RunId;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    }
+
+    fn shard_of(pairs: &'static [(&'static str, &'static str)]) -> Result<Option<String>> {
+        from_env(env(pairs)).map(|s| s.map(|(s, _)| s.to_string()))
+    }
+
+    #[test]
+    fn the_shard_comes_from_the_batch_systems_environment() {
+        assert_eq!(shard_of(&[]).unwrap(), None);
+        let gha = &[("VAULTBENCH_SHARD_INDEX", "2"), ("VAULTBENCH_SHARD_COUNT", "4")];
+        assert_eq!(shard_of(gha).unwrap().as_deref(), Some("2/4"));
+        let k8s = &[("JOB_COMPLETION_INDEX", "0"), ("VAULTBENCH_SHARD_COUNT", "3")];
+        assert_eq!(shard_of(k8s).unwrap().as_deref(), Some("1/3"));
+        let slurm = &[
+            ("SLURM_ARRAY_TASK_ID", "5"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "7"),
+            ("SLURM_ARRAY_TASK_STEP", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ];
+        assert_eq!(shard_of(slurm).unwrap().as_deref(), Some("3/4"));
+        let slurm0 = &[("SLURM_ARRAY_TASK_ID", "0"), ("SLURM_ARRAY_TASK_COUNT", "2")];
+        assert_eq!(shard_of(slurm0).unwrap().as_deref(), Some("1/2"));
+        // Two sources that agree are fine.
+        let both = &[("JOB_COMPLETION_INDEX", "1"), ("VAULTBENCH_SHARD_INDEX", "2"), ("VAULTBENCH_SHARD_COUNT", "2")];
+        assert_eq!(shard_of(both).unwrap().as_deref(), Some("2/2"));
+    }
+
+    #[test]
+    fn a_bad_or_conflicting_environment_is_an_error_naming_it() {
+        let err = |pairs: &'static [(&'static str, &'static str)]| shard_of(pairs).unwrap_err().to_string();
+        let e = err(&[("JOB_COMPLETION_INDEX", "1"), ("VAULTBENCH_SHARD_INDEX", "1"), ("VAULTBENCH_SHARD_COUNT", "2")]);
+        assert!(e.contains("two different shards") && e.contains("JOB_COMPLETION_INDEX=1"), "{e}");
+        assert!(err(&[("JOB_COMPLETION_INDEX", "1")]).contains("set VAULTBENCH_SHARD_COUNT"));
+        assert!(
+            err(&[("VAULTBENCH_SHARD_INDEX", "x"), ("VAULTBENCH_SHARD_COUNT", "2")])
+                .contains("VAULTBENCH_SHARD_INDEX is `x`")
+        );
+        assert!(err(&[("VAULTBENCH_SHARD_INDEX", "3"), ("VAULTBENCH_SHARD_COUNT", "2")]).contains("does not exist"));
+        assert!(err(&[("VAULTBENCH_SHARD_INDEX", "0"), ("VAULTBENCH_SHARD_COUNT", "2")]).contains("does not exist"));
+        let irregular = &[
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "7"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ];
+        assert!(err(irregular).contains("not a range"), "{}", err(irregular));
+        assert!(err(&[("SLURM_ARRAY_TASK_ID", "3")]).contains("SLURM_ARRAY_TASK_COUNT"));
+        assert_eq!("auto".parse::<ShardArg>(), Ok(ShardArg::FromEnv));
+        assert!("0/2".parse::<ShardArg>().unwrap_err().contains("`auto`"));
+    }
 
     #[test]
     fn parse_and_select() {

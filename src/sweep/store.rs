@@ -4,6 +4,12 @@
 //! even `kill -9` loses at most the cells in flight), and the transcripts
 //! (`<task>-<n>.json`). The result file itself is `<results>/<stem>.json`.
 //!
+//! `run --resume RUN_ID --retry-errors` sets aside the runs that ended with a
+//! harness error before resuming, so that they are run again: their records
+//! and transcripts move to `retried/` (`<task>-<n>.try<i>.json` and
+//! `<task>-<n>.try<i>.transcript.json`), kept as the evidence of the fault,
+//! and every other run stays as it is.
+//!
 //! A sweep's folder is claimed exclusively: a new sweep creates it with one
 //! `mkdir` that fails if it exists (so two sweeps started in the same
 //! millisecond get different run ids, see [`Store::claim_new`]), and the
@@ -129,6 +135,40 @@ impl Store {
     /// holds the sweep's lock, so none is being written.
     pub fn remove_leftovers(&self, _lock: &SweepLock) -> Result<usize> {
         Ok(fsio::remove_atomic_temps(&self.dir())? + fsio::remove_atomic_temps(&self.cells_dir())?)
+    }
+
+    /// Set aside the saved runs of `tasks` (runs 1..=`repeat`) that ended
+    /// with a harness error (see the module docs); returns them, in order.
+    /// The caller holds the sweep's lock.
+    pub fn set_aside_errored(&self, _lock: &SweepLock, tasks: &[String], repeat: u32) -> Result<Vec<(String, u32)>> {
+        let mut set_aside = Vec::new();
+        let retried = self.dir().join("retried");
+        for task in tasks {
+            for n in 1..=repeat {
+                let Some(record) = self.load_cell(task, n)? else { continue };
+                if !record.has_harness_error() {
+                    continue;
+                }
+                std::fs::create_dir_all(&retried).with_context(|| format!("creating {}", retried.display()))?;
+                let try_number = (1..).find(|i| !retried.join(format!("{task}-{n}.try{i}.json")).exists()).unwrap_or(1);
+                let transcript = self.transcript_path(task, n);
+                if transcript.is_file() {
+                    let to = retried.join(format!("{task}-{n}.try{try_number}.transcript.json"));
+                    std::fs::rename(&transcript, &to)
+                        .with_context(|| format!("moving {} to {}", transcript.display(), to.display()))?;
+                }
+                // The record goes last: until it moves, the run still counts as finished.
+                let cell = self.cells_dir().join(format!("{task}-{n}.json"));
+                let to = retried.join(format!("{task}-{n}.try{try_number}.json"));
+                std::fs::rename(&cell, &to)
+                    .with_context(|| format!("moving {} to {}", cell.display(), to.display()))?;
+                set_aside.push((task.clone(), n));
+            }
+        }
+        if !set_aside.is_empty() {
+            fsio::sync_dir(&self.cells_dir())?;
+        }
+        Ok(set_aside)
     }
 
     pub fn dir(&self) -> PathBuf {

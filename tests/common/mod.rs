@@ -151,3 +151,88 @@ pub fn skip_judge(r: &mut ResultFile, t: usize, runs: &[usize], contains_holds: 
         ];
     }
 }
+
+/// Every document of a YAML file, as JSON (mappings' keys as strings).
+pub fn yaml_documents(path: &Path) -> Vec<serde_json::Value> {
+    use saphyr::{LoadableYamlNode, Scalar, Yaml};
+    use serde_json::{Value, json};
+    fn to_json(node: &Yaml) -> Value {
+        match node {
+            Yaml::Value(Scalar::String(s)) => Value::String(s.to_string()),
+            Yaml::Value(Scalar::Integer(i)) => json!(i),
+            Yaml::Value(Scalar::FloatingPoint(f)) => json!(f.into_inner()),
+            Yaml::Value(Scalar::Boolean(b)) => json!(b),
+            Yaml::Value(Scalar::Null) => Value::Null,
+            Yaml::Representation(text, _, _) => Value::String(text.to_string()),
+            Yaml::Sequence(items) => Value::Array(items.iter().map(to_json).collect()),
+            Yaml::Mapping(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| {
+                        let key = match to_json(k) {
+                            Value::String(s) => s,
+                            other => other.to_string(),
+                        };
+                        (key, to_json(v))
+                    })
+                    .collect(),
+            ),
+            Yaml::Tagged(_, inner) => to_json(inner),
+            other => panic!("unexpected YAML node {other:?}"),
+        }
+    }
+    let text = std::fs::read_to_string(path).unwrap();
+    Yaml::load_from_str(&text).unwrap().iter().map(to_json).collect()
+}
+
+/// The `.json` files directly in `dir` (none when it does not exist), sorted.
+pub fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// A result as JSON without what legitimately differs between two sweeps of
+/// the same runs: ids, commit, durations, transcript paths, shard marks.
+pub fn comparable_json(mut v: serde_json::Value) -> serde_json::Value {
+    for key in ["run_id", "shard", "git_sha"] {
+        v.as_object_mut().unwrap().remove(key);
+    }
+    for t in v["tasks"].as_array_mut().unwrap() {
+        t["metrics"].as_object_mut().unwrap().remove("duration_ms");
+        for run in t["runs"].as_array_mut().unwrap() {
+            run["metrics"].as_object_mut().unwrap().remove("duration_ms");
+            run.as_object_mut().unwrap().remove("transcript_path");
+        }
+    }
+    v
+}
+
+/// A suite under `root` of one-step tasks on the `orchard` fixture (read a
+/// note, report the figure), their user messages telling them apart, each
+/// with a reference trajectory that solves it; no judge matcher, so a sweep
+/// of it blesses. Also an empty `baselines/`.
+pub fn orchard_suite(root: &Path, ids: &[&str]) {
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("fixtures/orchard/notes.md", "The apple harvest was 940 kg this quarter.\n");
+    for id in ids {
+        write(
+            &format!("tasks/{id}.json"),
+            &format!(
+                r#"{{"id": "{id}", "description": "read one note", "userMessage": "({id}) What was the apple harvest? Read eval-scratch/notes.md.",
+                "difficulty": "T2", "category": "retrieval", "fixture": "orchard", "expectedTools": ["read_file"],
+                "outputMatchers": [{{"type": "contains", "value": "940 kg"}}], "toolCallBudget": 3, "maxTurns": 5, "timeoutMs": 20000}}"#
+            ),
+        );
+        write(
+            &format!("references/{id}.json"),
+            r#"{"steps": [{"tool": "read_file", "args": {"path": "eval-scratch/notes.md"}}], "answer": "The harvest was 940 kg."}"#,
+        );
+    }
+    std::fs::create_dir_all(root.join("baselines")).unwrap();
+}

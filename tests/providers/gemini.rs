@@ -295,7 +295,7 @@ async fn a_429_with_retry_info_in_the_body_carries_the_delay() {
     ));
     let model = gemini(&fake.url, &within(Duration::from_secs(10)));
     match crate::faults::ask(model.as_ref(), &crate::faults::hello()).await {
-        Err(vaultbench::provider::ModelError::Transient { retry_after, message }) => {
+        Err(vaultbench::provider::ModelError::RateLimited { retry_after, message }) => {
             assert_eq!(retry_after, Some(Duration::from_secs(2)));
             assert!(message.contains("Quota exceeded"), "{message}");
         }
