@@ -8,7 +8,9 @@
 //! the dump adversary answers), its reference answer repeated, and text
 //! without sentence or line breaks.
 //!
-//! Run: `cargo bench --bench matchers` (`-- --suite DIR`, `-- --runs N`).
+//! Run: `cargo bench --bench matchers` (`-- --suite DIR`, `-- --runs N`,
+//! `-- --all` to list every task, not only the five slowest, so that two
+//! versions of the suite can be compared task by task).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -91,6 +93,7 @@ fn main() {
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let root = PathBuf::from(arg("--suite").unwrap_or_else(|| "evals".into()));
     let runs: usize = arg("--runs").and_then(|r| r.parse().ok()).unwrap_or(3).max(1);
+    let shown = if args.iter().any(|a| a == "--all") { usize::MAX } else { 5 };
     let suite = Suite::load(&root).unwrap_or_else(|e| panic!("loading {}: {e}", root.display()));
     println!("{} tasks in {}, median of {runs} runs per task and size", suite.tasks.len(), root.display());
     let mut table: Vec<(String, Vec<f64>)> = Vec::new();
@@ -114,7 +117,7 @@ fn main() {
     }
     table.sort_by(|a, b| b.1[2].total_cmp(&a.1[2]));
     println!("slowest at {} bytes (growth from {} bytes; ~4x is linear):", SIZES[2], SIZES[1]);
-    for (id, t) in table.iter().take(5) {
+    for (id, t) in table.iter().take(shown) {
         println!("  {id:<40} {:>8.3} ms  x{:.1}", t[2] * 1e3, t[2] / t[1].max(1e-9));
     }
     println!("in {:.1?}", Duration::from_secs_f64(started.elapsed().as_secs_f64()));

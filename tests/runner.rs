@@ -665,12 +665,17 @@ fn corpus(root: &Path) {
     );
 }
 
-/// A wrong answer that names the right figure and another.
+/// An answer of the second round of blind writing.
+fn round_two(alternative: String) -> String {
+    alternative.replace(r#""source": "blind","#, r#""source": "blind", "round": 2,"#)
+}
+
+/// A wrong answer that names the right figure and another (second round).
 fn hedge(root: &Path) {
     write(
         root,
         "alternatives/alpha/wrong-3.json",
-        &alternative("wrong", "hedge", READ_NOTES, "Either 940 kg or 490 kg."),
+        &round_two(alternative("wrong", "hedge", READ_NOTES, "Either 940 kg or 490 kg.")),
     );
 }
 
@@ -684,20 +689,37 @@ fn suite_check_replays_the_alternatives_and_prints_the_rates() {
     assert!(text.contains("alternative answers (evals/alternatives): 3 in 1 tasks, 1 correct and 2 wrong"), "{text}");
     assert!(text.contains("  all: false negatives 0/1 (0.0%) (correct answers not solved), false positives 0/2 (0.0%) (wrong answers solved)"), "{text}");
     assert!(text.contains("  blind: false negatives 0/1 (0.0%)"), "{text}");
+    assert!(!text.contains("round 1"), "one round is not split: {text}");
     assert!(text.contains("tasks where only the judge separates them: none"), "{text}");
 
-    // A correct answer in other words that the rubric misses, and a wrong one it credits.
+    // A second round: a correct answer in other words that the rubric
+    // misses, and a wrong one it credits; each round is measured apart.
     write(
         &root,
         "alternatives/alpha/correct-2.json",
-        &alternative("correct", "different-wording", READ_NOTES, "Nine hundred and forty kilograms."),
+        &round_two(alternative("correct", "different-wording", READ_NOTES, "Nine hundred and forty kilograms.")),
     );
     hedge(&root);
     let (code, text) = check(dir.path());
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("  all: false negatives 1/2 (50.0%) (correct answers not solved), false positives 1/3 (33.3%) (wrong answers solved)"), "{text}");
-    assert!(text.contains("FAIL alpha: false negative: correct answer `correct-2` (blind, different-wording) is not solved: output lacks \"940 kg\""), "{text}");
-    assert!(text.contains("FAIL alpha: false positive: wrong answer `wrong-3` (blind, hedge) solves it"), "{text}");
+    assert!(
+        text.contains(
+            "  blind round 1: false negatives 0/1 (0.0%) (correct answers not solved), false positives 0/2 (0.0%)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  blind round 2: false negatives 1/1 (100.0%) (correct answers not solved), false positives 1/1 (100.0%)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("FAIL alpha: false negative: correct answer `correct-2` (blind round 2, different-wording) is not solved: output lacks \"940 kg\""), "{text}");
+    assert!(
+        text.contains("FAIL alpha: false positive: wrong answer `wrong-3` (blind round 2, hedge) solves it"),
+        "{text}"
+    );
     assert!(text.contains("suite check failed: 2 problems"), "{text}");
 }
 
@@ -724,7 +746,7 @@ fn suite_check_lists_tasks_only_the_judge_separates_and_corpus_gaps() {
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("  alpha  no   (1/1 correct solve, 2/3 wrong fail a literal check)"), "{text}");
     assert!(text.contains("tasks where only the judge separates them: alpha"), "{text}");
-    assert!(text.contains("FAIL alpha: false positive: wrong answer `wrong-3` (blind, hedge) solves it (only a judge matcher could reject it; not judged)"), "{text}");
+    assert!(text.contains("FAIL alpha: false positive: wrong answer `wrong-3` (blind round 2, hedge) solves it (only a judge matcher could reject it; not judged)"), "{text}");
     assert!(text.contains("FAIL corpus: beta: 0 correct and 0 wrong alternatives"), "{text}");
     // An explicit corpus folder must exist; a misspelt argument name is named.
     let out = vaultbench(&["suite", "check", "--suite", "evals", "--alternatives", "nowhere"], dir.path());

@@ -43,8 +43,8 @@ fn suite_check_passes_with_the_corpus_and_prints_the_rates() {
     assert!(text.contains(&format!("{n}/{n} solve their task")), "{text}");
     assert!(text.contains(&format!("silent solves 0/{n}, dump solves 0/{n}")), "{text}");
     // Zero false negatives and false positives, printed with their rates, for
-    // the whole corpus and for each source.
-    for source in ["all", "blind", "reviewer"] {
+    // the whole corpus, for each source and for each round of blind answers.
+    for source in ["all", "blind", "blind round 1", "blind round 2", "reviewer"] {
         let l = line(&text, &format!("  {source}: "));
         assert!(l.contains("false negatives 0/") && l.contains("(0.0%) (correct answers not solved)"), "{l}");
         assert!(l.contains("false positives 0/") && l.contains("(0.0%) (wrong answers solved)"), "{l}");
@@ -54,17 +54,20 @@ fn suite_check_passes_with_the_corpus_and_prints_the_rates() {
 }
 
 #[test]
-fn every_task_has_blind_alternatives_of_both_labels() {
+fn every_round_of_blind_answers_covers_every_task_with_both_labels() {
     let dir = repo().join("evals/alternatives");
-    let mut counts: BTreeMap<String, (usize, usize)> = task_ids().into_iter().map(|id| (id, (0, 0))).collect();
+    let ids = task_ids();
+    // (round, task) -> (correct, wrong)
+    let mut counts: BTreeMap<(u32, String), (usize, usize)> = BTreeMap::new();
     for task in std::fs::read_dir(&dir).unwrap() {
         let task = task.unwrap().path();
         let id = task.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(ids.contains(&id), "{} names no task", task.display());
         for file in std::fs::read_dir(&task).unwrap() {
             let file = file.unwrap().path();
             let alt: Alternative = fsio::read_json(&file).unwrap();
-            if alt.source == Source::Blind {
-                let c = counts.get_mut(&id).unwrap_or_else(|| panic!("{} names no task", task.display()));
+            if let Some(round) = alt.origin().round.filter(|_| alt.source == Source::Blind) {
+                let c = counts.entry((round, id.clone())).or_default();
                 match alt.label {
                     Label::Correct => c.0 += 1,
                     Label::Wrong => c.1 += 1,
@@ -72,8 +75,16 @@ fn every_task_has_blind_alternatives_of_both_labels() {
             }
         }
     }
-    let short: Vec<_> = counts.iter().filter(|(_, (c, w))| *c < 1 || *w < 2).collect();
-    assert!(short.is_empty(), "tasks without one blind correct and two blind wrong answers: {short:?}");
+    let rounds: std::collections::BTreeSet<u32> = counts.keys().map(|(r, _)| *r).collect();
+    assert_eq!(rounds.iter().copied().collect::<Vec<_>>(), [1, 2], "rounds of blind answers");
+    for round in rounds {
+        let short: Vec<&String> =
+            ids.iter().filter(|id| counts.get(&(round, (*id).clone())).is_none_or(|(c, w)| *c < 1 || *w < 2)).collect();
+        assert!(
+            short.is_empty(),
+            "round {round}: tasks without one blind correct and two blind wrong answers: {short:?}"
+        );
+    }
 }
 
 fn gold(path: &Path) -> CalibrationFile {

@@ -18,6 +18,12 @@
 //! `source` says who wrote it: `blind` answers were written from the request
 //! and the vault alone, without sight of the task's checks; `reviewer`
 //! answers were written after reading them, to probe a weakness.
+//!
+//! Blind answers come in rounds (`"round": 2`; absent means round 1), each
+//! written by new authors who saw neither the checks nor an earlier round.
+//! A round measures the checks on held-out answers only until the tasks are
+//! fixed against it; the next round is the next held-out measurement, so
+//! `suite check` reports each round's rates apart.
 
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +34,9 @@ use super::reference::{Reference, ReferenceStep};
 #[serde(deny_unknown_fields)]
 pub struct Alternative {
     pub source: Source,
+    /// The round of blind writing (1 when absent); blind answers only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
     pub label: Label,
     /// How the answer differs: for a correct one its route or wording
     /// (free text, e.g. `different-route`); for a wrong one one of
@@ -61,6 +70,24 @@ impl Source {
         match self {
             Source::Blind => "blind",
             Source::Reviewer => "reviewer",
+        }
+    }
+}
+
+/// Who wrote an alternative and, for a blind one, in which round: the
+/// groups `suite check` reports rates for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Origin {
+    pub source: Source,
+    /// `Some` for blind answers (round 1 when the file names none).
+    pub round: Option<u32>,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.round {
+            Some(round) => write!(f, "{} round {round}", self.source.as_str()),
+            None => f.write_str(self.source.as_str()),
         }
     }
 }
@@ -115,6 +142,15 @@ impl Alternative {
         Reference { steps: self.steps.clone(), answer: self.answer.clone() }
     }
 
+    /// Who wrote it, and in which round.
+    pub fn origin(&self) -> Origin {
+        let round = match self.source {
+            Source::Blind => Some(self.round.unwrap_or(1)),
+            Source::Reviewer => self.round,
+        };
+        Origin { source: self.source, round }
+    }
+
     /// The verdict a judge matcher should give on the answer, if known.
     pub fn judge_label(&self) -> Option<HumanLabel> {
         self.judge.or(match self.label {
@@ -142,6 +178,15 @@ mod tests {
         .unwrap();
         assert_eq!((a.source, a.label, a.steps.len()), (Source::Blind, Label::Wrong, 1));
         assert_eq!(a.trajectory().answer, "7");
+        assert_eq!(a.origin().to_string(), "blind round 1");
+        let a = parse(r#"{"source": "blind", "round": 2, "label": "correct", "kind": "k", "note": "n", "answer": ""}"#)
+            .unwrap();
+        assert_eq!(a.origin(), Origin { source: Source::Blind, round: Some(2) });
+        assert_eq!(a.origin().to_string(), "blind round 2");
+        let e =
+            parse(r#"{"source": "blind", "round": -1, "label": "correct", "kind": "k", "note": "n", "answer": ""}"#)
+                .unwrap_err();
+        assert_eq!((e.field.as_str(), e.message.as_str()), ("round", "invalid value: integer `-1`, expected u32"));
         let e = parse(r#"{"source": "blind", "label": "right", "kind": "k", "note": "n", "answer": ""}"#).unwrap_err();
         assert!(e.message.contains("unknown variant `right`"), "{e:?}");
         let e = parse(r#"{"source": "me", "label": "correct", "kind": "k", "note": "n", "answer": ""}"#).unwrap_err();
@@ -155,6 +200,7 @@ mod tests {
     fn the_judge_label_follows_the_label_unless_the_mistake_is_in_the_vault() {
         let alt = |label, kind: &str, judge| Alternative {
             source: Source::Reviewer,
+            round: None,
             label,
             kind: kind.into(),
             note: String::new(),
@@ -166,5 +212,6 @@ mod tests {
         assert_eq!(alt(Label::Wrong, "distractor", None).judge_label(), Some(HumanLabel::No));
         assert_eq!(alt(Label::Wrong, "damaging-write", None).judge_label(), None);
         assert_eq!(alt(Label::Wrong, "damaging-write", Some(HumanLabel::Yes)).judge_label(), Some(HumanLabel::Yes));
+        assert_eq!(alt(Label::Correct, "k", None).origin().to_string(), "reviewer");
     }
 }

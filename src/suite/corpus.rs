@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::format::alternative::{ACTION_MISTAKES, Alternative, Label, MISTAKE_KINDS};
+use crate::format::alternative::{ACTION_MISTAKES, Alternative, Label, MISTAKE_KINDS, Source};
 use crate::fsio;
 
 use super::diagnostics::{Diagnostic, did_you_mean};
@@ -153,6 +153,19 @@ fn validate(file: &Path, a: &Alternative, judged_task: bool, out: &mut Vec<Diagn
         }
         _ => {}
     }
+    match (a.source, a.round) {
+        (Source::Blind, Some(0)) => {
+            out.push(err("round 0".into(), Some("rounds of blind writing count from 1".into())).field("round"))
+        }
+        (Source::Reviewer, Some(_)) => out.push(
+            err(
+                "a reviewer answer has no round".into(),
+                Some("`round` numbers the rounds of blind writing; leave it out".into()),
+            )
+            .field("round"),
+        ),
+        _ => {}
+    }
     if a.note.trim().is_empty() {
         out.push(
             err("empty note".into(), Some("say what the trajectory does and what is wrong with it".into()))
@@ -239,6 +252,13 @@ mod tests {
         write(dir.path(), "alternatives/alpha/c.json", &alt("wrong", "distractor").replace("read_file", "read_files"));
         write(dir.path(), "alternatives/alpha/d.json", r#"{"source": "blind"}"#);
         write(dir.path(), "alternatives/alpha/e.txt", "");
+        write(
+            dir.path(),
+            "alternatives/alpha/f.json",
+            &alt("correct", "x").replace(r#""label""#, r#""round": 0, "label""#),
+        );
+        let reviewer = alt("correct", "x").replace(r#""blind""#, r#""reviewer", "round": 2"#);
+        write(dir.path(), "alternatives/alpha/g.json", &reviewer);
         let e = Corpus::load(&dir.path().join("alternatives"), &s).unwrap_err().to_string();
         for needle in [
             "alpah: error: no task `alpah` in the suite (help: did you mean `alpha`?)",
@@ -247,6 +267,8 @@ mod tests {
             "c.json: error at `steps[0].tool`: unknown tool `read_files` (help: did you mean `read_file`?)",
             "d.json:1:19: error: missing field `label`",
             "e.txt: error: not a .json file",
+            "f.json: error at `round`: round 0 (help: rounds of blind writing count from 1)",
+            "g.json: error at `round`: a reviewer answer has no round",
         ] {
             assert!(e.contains(needle), "{needle}\n{e}");
         }

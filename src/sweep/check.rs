@@ -26,7 +26,7 @@ use tokio::task::JoinSet;
 use super::Scratch;
 use super::cell::{self, CellEnv};
 use crate::agent::transcript::Event;
-use crate::format::alternative::{Label, Source};
+use crate::format::alternative::{Label, Origin, Source};
 use crate::format::reference::{Reference, ReferenceStep};
 use crate::format::result::{MatcherDetail, RunRecord};
 use crate::format::task::Task;
@@ -109,7 +109,7 @@ impl TaskCheck {
 pub struct AlternativeCheck {
     pub task_id: String,
     pub name: String,
-    pub source: Source,
+    pub origin: Origin,
     pub label: Label,
     pub kind: String,
     pub has_judge: bool,
@@ -133,7 +133,7 @@ impl AlternativeCheck {
     }
 
     fn describe(&self) -> String {
-        format!("{} answer `{}` ({}, {})", self.label.as_str(), self.name, self.source.as_str(), self.kind)
+        format!("{} answer `{}` ({}, {})", self.label.as_str(), self.name, self.origin, self.kind)
     }
 
     pub fn problem(&self) -> Option<String> {
@@ -218,15 +218,18 @@ fn rate(n: usize, d: usize) -> String {
 }
 
 impl CorpusCheck {
-    /// The literal rates of every alternative, and per source.
-    pub fn rates(&self) -> (Rates, BTreeMap<Source, Rates>) {
+    /// The literal rates of every alternative, per source, and per source
+    /// and round (blind rounds are measured apart: see [`Origin`]).
+    pub fn rates(&self) -> (Rates, BTreeMap<Source, Rates>, BTreeMap<Origin, Rates>) {
         let mut all = Rates::default();
         let mut by_source: BTreeMap<Source, Rates> = BTreeMap::new();
+        let mut by_origin: BTreeMap<Origin, Rates> = BTreeMap::new();
         for a in &self.alternatives {
             all.add(a);
-            by_source.entry(a.source).or_default().add(a);
+            by_source.entry(a.origin.source).or_default().add(a);
+            by_origin.entry(a.origin).or_default().add(a);
         }
-        (all, by_source)
+        (all, by_source, by_origin)
     }
 
     /// Tasks with a judge matcher where some wrong answer passes every literal
@@ -484,7 +487,7 @@ pub async fn check(
                 alternatives.push(AlternativeCheck {
                     task_id: e.task_id.clone(),
                     name: e.name.clone(),
-                    source: e.alternative.source,
+                    origin: e.alternative.origin(),
                     label: e.alternative.label,
                     kind: e.alternative.kind.clone(),
                     has_judge: suite.tasks[t].has_judge_matcher(),
@@ -571,7 +574,7 @@ pub fn render(suite: &Suite, references: &Path, report: &CheckReport) -> String 
 }
 
 fn render_corpus(s: &mut String, c: &CorpusCheck, judged: bool) {
-    let (all, by_source) = c.rates();
+    let (all, by_source, by_origin) = c.rates();
     let tasks = {
         let mut ids: Vec<&str> = c.alternatives.iter().map(|a| a.task_id.as_str()).collect();
         ids.dedup();
@@ -595,6 +598,13 @@ fn render_corpus(s: &mut String, c: &CorpusCheck, judged: bool) {
     s.push_str(&line("all", &all));
     for (source, r) in &by_source {
         s.push_str(&line(source.as_str(), r));
+        // A source written in several rounds: each round apart too.
+        let rounds: Vec<(&Origin, &Rates)> = by_origin.iter().filter(|(o, _)| o.source == *source).collect();
+        if rounds.len() > 1 {
+            for (origin, r) in rounds {
+                s.push_str(&line(&origin.to_string(), r));
+            }
+        }
     }
     if judged {
         let judged: Vec<&AlternativeCheck> = c.alternatives.iter().filter(|a| a.replay.judge.is_some()).collect();
@@ -645,7 +655,7 @@ mod tests {
         AlternativeCheck {
             task_id: "t".into(),
             name: "a".into(),
-            source: Source::Blind,
+            origin: Origin { source: Source::Blind, round: Some(1) },
             label,
             kind: "k".into(),
             has_judge,
@@ -665,7 +675,7 @@ mod tests {
         assert!(
             fn_.problem()
                 .unwrap()
-                .contains("false negative: correct answer `a` (blind, k) is not solved: output lacks")
+                .contains("false negative: correct answer `a` (blind round 1, k) is not solved: output lacks")
         );
         let ok = alt(Label::Correct, true, None, true);
         assert!(ok.problem().is_none());
@@ -673,7 +683,7 @@ mod tests {
         assert!(judged_out.judge_false_negative() && !judged_out.literal_false_negative());
         assert!(judged_out.problem().unwrap().contains("the judge rejects correct answer"));
         let fp = alt(Label::Wrong, true, None, false);
-        assert!(fp.problem().unwrap().ends_with("false positive: wrong answer `a` (blind, k) solves it"));
+        assert!(fp.problem().unwrap().ends_with("false positive: wrong answer `a` (blind round 1, k) solves it"));
         let only_judge = alt(Label::Wrong, true, None, true);
         assert!(only_judge.problem().unwrap().ends_with("(only a judge matcher could reject it; not judged)"));
         let judge_saves = alt(Label::Wrong, true, Some(false), true);
@@ -685,7 +695,7 @@ mod tests {
     #[test]
     fn rates_count_per_source_and_name_judge_only_tasks() {
         let mut reviewer = alt(Label::Wrong, true, None, true);
-        reviewer.source = Source::Reviewer;
+        reviewer.origin = Origin { source: Source::Reviewer, round: None };
         reviewer.task_id = "u".into();
         let c = CorpusCheck {
             dir: "alts".into(),
@@ -697,7 +707,7 @@ mod tests {
             ],
             coverage_gaps: vec![],
         };
-        let (all, by) = c.rates();
+        let (all, by, _) = c.rates();
         assert_eq!(all, Rates { correct: 2, false_negatives: 1, wrong: 2, false_positives: 1 });
         assert_eq!(by[&Source::Blind], Rates { correct: 2, false_negatives: 1, wrong: 1, false_positives: 0 });
         assert_eq!(by[&Source::Reviewer], Rates { correct: 0, false_negatives: 0, wrong: 1, false_positives: 1 });
