@@ -73,12 +73,13 @@ enum Command {
     },
     /// Compare a result with a baseline and list every change.
     ///
-    /// A regression is a drop in pass^k or solve^k, or in a task's solved or
-    /// passed fraction, that the data supports at --alpha: for pass^k and
-    /// solve^k the paired bootstrap interval of the change (over the tasks
-    /// both ran, at their common k) lies below zero; for a task its one-sided
-    /// Fisher exact test is significant after the Benjamini-Hochberg
-    /// correction. Smaller drops are listed as within noise; --exact flags any
+    /// A regression is a drop in pass^k, solve^k or a mean rate, or in a
+    /// task's solved or passed fraction, that the data supports at --alpha:
+    /// for pass^k and solve^k the paired bootstrap interval of the change
+    /// (over the tasks both ran, at their common k) lies below zero; for the
+    /// mean solve (pass) rate the exact stratified test of the solved (passed)
+    /// runs across tasks gives p <= alpha/2; for a task its one-sided Fisher
+    /// exact test is significant after the Benjamini-Hochberg correction. Smaller drops are listed as within noise; --exact flags any
     /// drop. Added and removed tasks are reported, not flagged. Results with
     /// different k compare at their common k. With no arguments: the latest
     /// result against the baseline of its (provider, model). With one: that

@@ -1,8 +1,9 @@
 //! Comparing a result with a baseline. What counts as a *regression* is the
-//! gate's rule (`stats::gate`): by default a drop of pass^k or solve^k, or of
-//! a task's solved or passed fraction, that the data supports at `--alpha`
-//! (a paired bootstrap on the common tasks for the aggregates, Fisher's exact
-//! test with the Benjamini–Hochberg correction per task); smaller drops are
+//! gate's rule (`stats::gate`): by default a drop of pass^k, solve^k or a
+//! mean rate, or of a task's solved or passed fraction, that the data
+//! supports at `--alpha` (a paired bootstrap on the common tasks for pass^k
+//! and solve^k, the exact stratified test across tasks for the mean rates,
+//! Fisher's exact test with the Benjamini–Hochberg correction per task); smaller drops are
 //! listed as within noise. Under the exact rule any drop of those is one.
 //! Added and removed tasks are reported, never flagged; other metric moves
 //! are context, not regressions. Cost and cache figures are left out when
@@ -23,7 +24,8 @@ use crate::stats::{self, Paired, Rule, Settings, Verdict, gate};
 pub struct GateArgs {
     /// Significance level of the regression gate: a drop is flagged only when
     /// the data supports it at this level (paired bootstrap interval for
-    /// pass^k and solve^k, Fisher's exact test with the Benjamini-Hochberg
+    /// pass^k and solve^k, the exact stratified test across tasks at A/2 for
+    /// the mean rates, Fisher's exact test with the Benjamini-Hochberg
     /// correction per task).
     #[arg(long, value_name = "A", default_value_t = stats::DEFAULT_ALPHA, value_parser = parse_alpha)]
     pub alpha: f64,
@@ -70,7 +72,7 @@ const AGGREGATE_KEYS: &[&str] = &[
 const LOWER_IS_BETTER: &[&str] =
     &["flaky_task_count", "mean_turns", "p95_turns", "mean_cost_usd", "total_cost_usd", "total_loop_fires"];
 /// The aggregates whose drop is a regression worth failing CI for.
-const REGRESSION_KEYS: &[&str] = &["pass_k_rate", "solve_k_rate"];
+const REGRESSION_KEYS: &[&str] = &["pass_k_rate", "solve_k_rate", "mean_pass_rate", "mean_solve_rate"];
 /// Provider-specific figures: meaningless across providers.
 const PROVIDER_SPECIFIC: &[&str] = &["mean_cache_ratio", "mean_cost_usd", "total_cost_usd", "cache_ratio", "cost_usd"];
 /// Per-task means worth showing when they move.
@@ -354,9 +356,11 @@ pub fn compare(baseline: &ResultFile, current: &ResultFile, rule: Rule) -> Compa
     Comparison { baseline: side(baseline), current: side(current), providers_differ, rule, paired, aggregates, tasks }
 }
 
-/// The gate's verdict on pass^k or solve^k. The exact rule keeps the old
-/// reading (any drop of the stored figure); the statistical rule judges the
-/// paired difference on the common tasks at their common k.
+/// The gate's verdict on pass^k, solve^k or a mean rate. The exact rule
+/// keeps the old reading (any drop of the stored figure); the statistical
+/// rule judges pass^k and solve^k by their paired interval on the common
+/// tasks at their common k, and the mean rates by the exact stratified test
+/// of the runs' counts across the common tasks.
 fn aggregate_verdict(rule: Rule, key: &str, stored_drop: bool, paired: &Option<Paired>) -> Verdict {
     match (rule, paired) {
         (Rule::Exact, _) => {
@@ -366,7 +370,11 @@ fn aggregate_verdict(rule: Rule, key: &str, stored_drop: bool, paired: &Option<P
                 Verdict::NoDrop
             }
         }
-        (Rule::Statistical { .. }, Some(p)) => gate::aggregate(rule, paired_figure(p, key), p.common_tasks),
+        (Rule::Statistical { .. }, Some(p)) => match key {
+            "mean_pass_rate" => gate::across_tasks(rule, &p.passed_across_tasks),
+            "mean_solve_rate" => gate::across_tasks(rule, &p.solved_across_tasks),
+            _ => gate::aggregate(rule, paired_figure(p, key), p.common_tasks),
+        },
         // No common task: nothing the data could support.
         (Rule::Statistical { .. }, None) if stored_drop => Verdict::WithinNoise,
         (Rule::Statistical { .. }, None) => Verdict::NoDrop,
@@ -458,14 +466,16 @@ impl Comparison {
         match (self.rule, &self.paired) {
             (Rule::Exact, _) => "Rule: exact (any drop is a regression; the statistical gate is the default)".into(),
             (Rule::Statistical { alpha }, Some(p)) => format!(
-                "Rule: statistical, alpha {}: a drop is a regression when the paired bootstrap interval ({}, {} \
-                 common tasks, {} resamples) lies below zero, or for a task when its one-sided Fisher exact test \
-                 is significant after the Benjamini-Hochberg correction ({} informative tests). --exact flags \
-                 any drop.",
+                "Rule: statistical, alpha {}: a drop of pass^k or solve^k is a regression when its paired \
+                 bootstrap interval ({}, {} common tasks, {} resamples) lies below zero; of a mean rate when the \
+                 exact stratified test of the runs' counts across the common tasks gives p <= {}; for a task when \
+                 its one-sided Fisher exact test is significant after the Benjamini-Hochberg correction ({} \
+                 informative tests). --exact flags any drop.",
                 jsnum::to_string(alpha),
                 p.bootstrap.confidence_label(),
                 p.common_tasks,
                 p.bootstrap.resamples,
+                jsnum::to_string(alpha / 2.0),
                 p.family_size
             ),
             (Rule::Statistical { alpha }, None) => format!(
@@ -489,7 +499,7 @@ impl Comparison {
         if p.common_tasks < gate::MIN_TASKS && matches!(self.rule, Rule::Statistical { .. }) {
             notes.push(format!(
                 "Only {} common tasks (fewer than {}): too few for a bootstrap interval to gate pass^k and solve^k; \
-                 the per-task exact tests decide.",
+                 the exact tests (per task, and across tasks for the mean rates) decide.",
                 p.common_tasks,
                 gate::MIN_TASKS
             ));
@@ -553,6 +563,16 @@ impl Comparison {
                     stats::fixed1(d.before),
                     stats::fixed1(d.after),
                     change_text(d)
+                );
+            }
+            for (label, t) in [("passed runs", &p.passed_across_tasks), ("solved runs", &p.solved_across_tasks)] {
+                let _ = writeln!(
+                    s,
+                    "  {label:<16} {} after against {} expected, across tasks: p {} (drop), {} (rise)",
+                    t.observed,
+                    stats::fixed1(t.expected),
+                    stats::format_p(t.p_drop),
+                    stats::format_p(t.p_rise)
                 );
             }
             for note in self.paired_notes() {

@@ -34,6 +34,23 @@ fn ln_factorials(n: u64) -> Vec<f64> {
     table
 }
 
+/// The null distribution of the after side's successes given the table's
+/// margins, hypergeometric(total runs, total successes, after's runs): its
+/// least value and the probabilities from there up. Counts above their runs
+/// are treated as the runs.
+pub(crate) fn after_successes(before: (u32, u32), after: (u32, u32)) -> (u64, Vec<f64>) {
+    let (n1, n2) = (u64::from(before.1), u64::from(after.1));
+    let successes = u64::from(before.0.min(before.1)) + u64::from(after.0.min(after.1));
+    let total = n1 + n2;
+    let lo = successes.saturating_sub(n1);
+    let hi = successes.min(n2);
+    let lf = ln_factorials(total);
+    let ln_choose = |n: u64, k: u64| lf[n as usize] - lf[k as usize] - lf[(n - k) as usize];
+    let denominator = ln_choose(total, successes);
+    let pmf = (lo..=hi).map(|x| (ln_choose(n2, x) + ln_choose(n1, successes - x) - denominator).exp()).collect();
+    (lo, pmf)
+}
+
 /// Compare `before` = (successes, runs) with `after` = (successes, runs).
 /// Counts above their runs are treated as the runs.
 pub fn fisher(before: (u32, u32), after: (u32, u32)) -> Fisher {
@@ -42,14 +59,7 @@ pub fn fisher(before: (u32, u32), after: (u32, u32)) -> Fisher {
     let total = n1 + n2;
     let successes = c1 + c2;
     let degenerate = successes == 0 || successes == total;
-    // X = the after side's successes: hypergeometric(total, successes, n2).
-    let lo = successes.saturating_sub(n1);
-    let hi = successes.min(n2);
-    let lf = ln_factorials(total);
-    let ln_choose = |n: u64, k: u64| lf[n as usize] - lf[k as usize] - lf[(n - k) as usize];
-    let denominator = ln_choose(total, successes);
-    let pmf: Vec<f64> =
-        (lo..=hi).map(|x| (ln_choose(n2, x) + ln_choose(n1, successes - x) - denominator).exp()).collect();
+    let (lo, pmf) = after_successes(before, after);
     let at = (c2 - lo) as usize;
     let lower: f64 = pmf[..=at].iter().sum();
     let higher: f64 = pmf[at..].iter().sum();

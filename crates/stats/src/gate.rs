@@ -4,6 +4,11 @@
 //! where the data supports it at level alpha:
 //! - pass^k or solve^k (at the common k, on common tasks) when the paired
 //!   bootstrap interval of the change, at 1 - alpha, lies wholly below zero;
+//! - the mean solve or pass rate when the exact stratified test of the runs'
+//!   counts across the common tasks gives a one-sided p <= alpha / 2 (the
+//!   tail the two-sided intervals leave on the side of a drop); it pools the
+//!   evidence of every task, so it catches a few tasks broken outright at
+//!   k = 3, where no task alone can be significant;
 //! - a task's solved or passed count when its one-sided Fisher exact test is
 //!   significant at alpha after the Benjamini–Hochberg correction.
 //!
@@ -13,12 +18,13 @@
 //! The bootstrap over tasks needs tasks to resample: with one task every
 //! replicate is that task, and the interval shrinks to the observed change
 //! however noisy it is. Below [`MIN_TASKS`] common tasks the aggregates are
-//! therefore not gated (their drops are within noise) and the per-task exact
-//! tests, which hold at any size, decide alone.
+//! therefore not gated (their drops are within noise) and the exact tests,
+//! per task and across tasks, which hold at any size, decide alone.
 
 use serde::Serialize;
 
 use super::paired::{Difference, ExactTest};
+use super::stratified::Stratified;
 
 /// How drops are judged.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -69,6 +75,21 @@ pub fn aggregate(rule: Rule, d: &Difference, common_tasks: usize) -> Verdict {
     match rule {
         Rule::Exact => Verdict::Regression,
         Rule::Statistical { .. } if common_tasks >= MIN_TASKS && d.drop_excludes_zero() => Verdict::Regression,
+        Rule::Statistical { .. } => Verdict::WithinNoise,
+    }
+}
+
+/// The verdict on a mean rate, from the exact stratified test across tasks
+/// of its counts (solved runs for the mean solve rate, passed runs for the
+/// mean pass rate). Its one-sided level is alpha / 2, the tail the
+/// two-sided intervals of pass^k and solve^k leave on the side of a drop.
+pub fn across_tasks(rule: Rule, s: &Stratified) -> Verdict {
+    if !s.dropped() {
+        return Verdict::NoDrop;
+    }
+    match rule {
+        Rule::Exact => Verdict::Regression,
+        Rule::Statistical { alpha } if s.p_drop <= alpha / 2.0 => Verdict::Regression,
         Rule::Statistical { .. } => Verdict::WithinNoise,
     }
 }

@@ -12,7 +12,8 @@
 //!   named seed, and percentile intervals ([`bootstrap`], [`summary`]);
 //! - the paired comparison of two results on their common tasks
 //!   ([`paired`]), with Fisher's exact test per task ([`exact`]) corrected
-//!   for multiple testing ([`multiple`]) and the regression gate ([`gate`]);
+//!   for multiple testing ([`multiple`]), the exact stratified test across
+//!   tasks ([`stratified`]) and the regression gate ([`gate`]);
 //! - the gate's false-alarm rate and power by simulation ([`simulate`]);
 //! - judge agreement beyond chance: Cohen's kappa and the Wilson interval
 //!   ([`agreement`]).
@@ -28,6 +29,7 @@ pub mod gate;
 pub mod multiple;
 pub mod paired;
 pub mod simulate;
+pub mod stratified;
 pub mod summary;
 
 use serde::{Serialize, Serializer};

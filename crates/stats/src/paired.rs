@@ -14,6 +14,7 @@ use super::bootstrap::{Rows, Settings, percentile_interval, two_sided_p};
 use super::estimate::{all_of_k, common_k, rate_at};
 use super::exact::{Fisher, fisher};
 use super::multiple::benjamini_hochberg;
+use super::stratified::Stratified;
 use super::{Interval, TaskCounts};
 
 /// A figure before and after, and their difference (after - before) with
@@ -156,6 +157,10 @@ pub struct Paired {
     pub solve_k: Difference,
     pub mean_pass_rate: Difference,
     pub mean_solve_rate: Difference,
+    /// The exact stratified test across the common tasks of the solved
+    /// counts, then of the passed counts: the gate's test of the mean rates.
+    pub solved_across_tasks: Stratified,
+    pub passed_across_tasks: Stratified,
     /// pass^j and solve^j of both results on the common tasks, j = 1..k.
     pub curve: Vec<CurveChange>,
     /// One per common task, in the order of `after`. Not serialized here:
@@ -282,6 +287,8 @@ impl Paired {
             solve_k: difference(1, solve_k),
             mean_pass_rate: difference(2, mean_pass_rate),
             mean_solve_rate: difference(3, mean_solve_rate),
+            solved_across_tasks: Stratified::of(pairs.iter().map(|(b, a)| ((b.solved, b.runs), (a.solved, a.runs)))),
+            passed_across_tasks: Stratified::of(pairs.iter().map(|(b, a)| ((b.passed, b.runs), (a.passed, a.runs)))),
             curve: curve(&pairs, k),
             tasks,
             family_size: family.len(),

@@ -58,8 +58,11 @@ pub struct Outcome {
     pub trials: u32,
     /// The gate as shipped: any aggregate or task regression.
     pub fired: u32,
-    /// Of those, by the aggregates (pass^k or solve^k).
+    /// Of those, by the aggregates (pass^k or solve^k, or a mean rate by
+    /// the stratified test).
     pub fired_aggregate: u32,
+    /// By the stratified test of a mean rate alone.
+    pub fired_across_tasks: u32,
     /// By a task test (after the Benjamini–Hochberg correction).
     pub fired_task: u32,
     /// What the task part would do with Holm instead (aggregates unchanged).
@@ -104,7 +107,15 @@ pub fn run(baseline: &[TaskCounts], scenario: Scenario, alpha: f64, trials: u32,
     let mut rng = fastrand::Rng::with_seed(seed);
     let settings = Settings::with_alpha(alpha);
     let rule = Rule::Statistical { alpha };
-    let mut out = Outcome { trials, fired: 0, fired_aggregate: 0, fired_task: 0, fired_with_holm: 0, fired_exact: 0 };
+    let mut out = Outcome {
+        trials,
+        fired: 0,
+        fired_aggregate: 0,
+        fired_across_tasks: 0,
+        fired_task: 0,
+        fired_with_holm: 0,
+        fired_exact: 0,
+    };
     for _ in 0..trials {
         let mut pool = always.clone();
         rng.shuffle(&mut pool);
@@ -113,7 +124,9 @@ pub fn run(baseline: &[TaskCounts], scenario: Scenario, alpha: f64, trials: u32,
         let after = draw(&mut rng, &model, scenario.k, &pool);
         let Some(p) = Paired::of(&before, &after, &settings) else { continue };
         let n = p.common_tasks;
-        let aggregate = [p.pass_k, p.solve_k].iter().any(|d| gate::aggregate(rule, d, n).is_regression());
+        let across =
+            [p.solved_across_tasks, p.passed_across_tasks].iter().any(|s| gate::across_tasks(rule, s).is_regression());
+        let aggregate = across || [p.pass_k, p.solve_k].iter().any(|d| gate::aggregate(rule, d, n).is_regression());
         let tests = p.tasks.iter().flat_map(|t| [&t.solved, &t.passed]);
         let task = tests.clone().any(|t| gate::task(rule, t).is_regression());
         let in_family: Vec<_> = tests.clone().filter(|t| t.p_drop_adjusted.is_some()).collect();
@@ -123,6 +136,7 @@ pub fn run(baseline: &[TaskCounts], scenario: Scenario, alpha: f64, trials: u32,
             || tests.clone().any(|t| gate::task(Rule::Exact, t).is_regression());
         out.fired += u32::from(aggregate || task);
         out.fired_aggregate += u32::from(aggregate);
+        out.fired_across_tasks += u32::from(across);
         out.fired_task += u32::from(task);
         out.fired_with_holm += u32::from(aggregate || task_holm);
         out.fired_exact += u32::from(exact);
