@@ -67,16 +67,20 @@ impl Verdict {
 /// Fewest common tasks for a bootstrap interval to gate an aggregate.
 pub const MIN_TASKS: usize = 10;
 
-/// The verdict on an aggregate's paired difference over `common_tasks` tasks.
-pub fn aggregate(rule: Rule, d: &Difference, common_tasks: usize) -> Verdict {
-    if d.change.estimate >= 0.0 {
-        return Verdict::NoDrop;
-    }
+/// A drop's verdict: any drop under the exact rule; under the statistical
+/// rule a regression when `supported(alpha)` holds.
+fn judge(rule: Rule, dropped: bool, supported: impl FnOnce(f64) -> bool) -> Verdict {
     match rule {
+        _ if !dropped => Verdict::NoDrop,
         Rule::Exact => Verdict::Regression,
-        Rule::Statistical { .. } if common_tasks >= MIN_TASKS && d.drop_excludes_zero() => Verdict::Regression,
+        Rule::Statistical { alpha } if supported(alpha) => Verdict::Regression,
         Rule::Statistical { .. } => Verdict::WithinNoise,
     }
+}
+
+/// The verdict on an aggregate's paired difference over `common_tasks` tasks.
+pub fn aggregate(rule: Rule, d: &Difference, common_tasks: usize) -> Verdict {
+    judge(rule, d.change.estimate < 0.0, |_| common_tasks >= MIN_TASKS && d.drop_excludes_zero())
 }
 
 /// The verdict on a mean rate, from the exact stratified test across tasks
@@ -84,26 +88,12 @@ pub fn aggregate(rule: Rule, d: &Difference, common_tasks: usize) -> Verdict {
 /// mean pass rate). Its one-sided level is alpha / 2, the tail the
 /// two-sided intervals of pass^k and solve^k leave on the side of a drop.
 pub fn across_tasks(rule: Rule, s: &Stratified) -> Verdict {
-    if !s.dropped() {
-        return Verdict::NoDrop;
-    }
-    match rule {
-        Rule::Exact => Verdict::Regression,
-        Rule::Statistical { alpha } if s.p_drop <= alpha / 2.0 => Verdict::Regression,
-        Rule::Statistical { .. } => Verdict::WithinNoise,
-    }
+    judge(rule, s.dropped(), |alpha| s.p_drop <= alpha / 2.0)
 }
 
 /// The verdict on one task's counts.
 pub fn task(rule: Rule, t: &ExactTest) -> Verdict {
-    if !t.dropped() {
-        return Verdict::NoDrop;
-    }
-    match rule {
-        Rule::Exact => Verdict::Regression,
-        Rule::Statistical { alpha } if t.significant_drop(alpha) => Verdict::Regression,
-        Rule::Statistical { .. } => Verdict::WithinNoise,
-    }
+    judge(rule, t.dropped(), |alpha| t.significant_drop(alpha))
 }
 
 #[cfg(test)]
@@ -126,6 +116,20 @@ mod tests {
         assert_eq!(aggregate(Rule::Exact, &p.solve_k, n), Verdict::Regression);
         assert_eq!(task(Rule::Exact, &p.tasks[3].solved), Verdict::Regression);
         assert_eq!(aggregate(stat, &p.pass_k, n), Verdict::NoDrop);
+    }
+
+    #[test]
+    fn a_mean_rate_is_judged_across_tasks_at_half_alpha() {
+        // Two tasks 3/3 -> 0/3: p = 1/400 across tasks, though each alone is 1/20.
+        let two = Stratified::of([((3, 3), (0, 3)), ((3, 3), (0, 3))]);
+        assert_eq!(across_tasks(Rule::Statistical { alpha: 0.05 }, &two), Verdict::Regression);
+        assert_eq!(across_tasks(Rule::Statistical { alpha: 0.004 }, &two), Verdict::WithinNoise);
+        // One task alone: p = 0.05 > 0.025.
+        let one = Stratified::of([((3, 3), (0, 3))]);
+        assert_eq!(across_tasks(Rule::Statistical { alpha: 0.05 }, &one), Verdict::WithinNoise);
+        assert_eq!(across_tasks(Rule::Exact, &one), Verdict::Regression);
+        let rise = Stratified::of([((0, 3), (3, 3))]);
+        assert_eq!(across_tasks(Rule::Exact, &rise), Verdict::NoDrop);
     }
 
     #[test]
