@@ -3,14 +3,16 @@
 //! reference trajectories; see tests/providers/quota_server.rs), OpenAI
 //! style (429 + Retry-After + x-ratelimit headers) and Gemini style (429 +
 //! RetryInfo, no headers), with the quota unknown to vaultbench, and as a
-//! peer the same sweep told the quota's rate (`--rpm 1200`).
+//! peer the same sweep told the quota's rate (`--rpm`, 60 times the refill rate).
 //!
 //! Reported per case, median of the repetitions: requests refused as a
 //! share of those served, and the wall time of the requests (first request
 //! to last served) against the quota's bound, `(served - 4) / 20` s.
 //!
 //! Run: `cargo bench --bench quota` (`-- --runs N` for more repetitions;
-//! 5 by default; each sweep is 54 runs, 180 model calls).
+//! 5 by default; each sweep is 54 runs, 180 model calls; `-- --rate R` for a
+//! bucket refilled at R requests a second instead of 20: `--rate 1` is a
+//! quota of one request a second, the sweep then takes three minutes).
 
 #[path = "../tests/providers/fake.rs"]
 mod fake;
@@ -29,8 +31,8 @@ const CAPACITY: f64 = 4.0;
 const RATE: f64 = 20.0;
 
 /// One sweep: (refused per served, wall over bound).
-fn sweep(style: Style, configured: bool, suite: &Arc<replay::Suite>) -> (f64, f64) {
-    let server = QuotaServer::start(style, CAPACITY, RATE, suite.clone());
+fn sweep(style: Style, configured: bool, rate: f64, suite: &Arc<replay::Suite>) -> (f64, f64) {
+    let server = QuotaServer::start(style, CAPACITY, rate, suite.clone());
     let results = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_vaultbench"));
     for var in ["GEMINI_API_KEY", "OPENAI_API_KEY", "EVAL_JUDGE_API_KEY", "EVAL_JUDGE_PROVIDER", "EVAL_JUDGE_BASE_URL"]
@@ -48,7 +50,7 @@ fn sweep(style: Style, configured: bool, suite: &Arc<replay::Suite>) -> (f64, f6
         }
     }
     if configured {
-        cmd.args(["--rpm", &(RATE * 60.0).to_string()]);
+        cmd.args(["--rpm", &(rate * 60.0).to_string()]);
     }
     let out = cmd
         .args(["--task", "ferry-", "--repeat", "6", "--jobs", "8"])
@@ -73,22 +75,23 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let runs: usize =
-        args.iter().position(|a| a == "--runs").and_then(|i| args.get(i + 1)).and_then(|n| n.parse().ok()).unwrap_or(5);
+    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1));
+    let runs: usize = flag("--runs").and_then(|n| n.parse().ok()).unwrap_or(5);
+    let rate: f64 = flag("--rate").and_then(|n| n.parse().ok()).filter(|r: &f64| *r > 0.0).unwrap_or(RATE);
     let suite = Arc::new(replay::project_suite());
     println!(
-        "quota: 9 tasks x k=6 = 54 runs, 180 model calls, --jobs 8, bucket of {CAPACITY} refilled at {RATE}/s; \
+        "quota: 9 tasks x k=6 = 54 runs, 180 model calls, --jobs 8, bucket of {CAPACITY} refilled at {rate}/s; \
          median of {runs} ({} CPUs)",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     for (name, style, configured) in [
         ("OpenAI style, quota learned", Style::OpenAi, false),
         ("Gemini style, quota learned", Style::Gemini, false),
-        ("Gemini style, --rpm 1200 (peer)", Style::Gemini, true),
+        ("Gemini style, told the rate (peer)", Style::Gemini, true),
     ] {
         let (mut refused, mut ratio) = (Vec::new(), Vec::new());
         for _ in 0..runs {
-            let (r, w) = sweep(style, configured, &suite);
+            let (r, w) = sweep(style, configured, rate, &suite);
             refused.push(r);
             ratio.push(w);
         }

@@ -381,6 +381,16 @@ fn aggregate_verdict(rule: Rule, key: &str, stored_drop: bool, paired: &Option<P
     }
 }
 
+/// The short name of a gated aggregate in the regression check.
+fn gate_label(key: &str, k: u32) -> String {
+    match key {
+        "pass_k_rate" => format!("pass^{k}"),
+        "solve_k_rate" => format!("solve^{k}"),
+        "mean_pass_rate" => "mean pass".to_string(),
+        _ => "mean solve".to_string(),
+    }
+}
+
 fn paired_figure<'a>(p: &'a Paired, key: &str) -> &'a Difference {
     match key {
         "pass_k_rate" => &p.pass_k,
@@ -654,14 +664,18 @@ impl Comparison {
                 }
                 let k = p.k;
                 for a in self.aggregates.iter().filter(|a| REGRESSION_KEYS.contains(&a.key)) {
-                    let (label, d) = if a.key == "pass_k_rate" {
-                        (format!("pass^{k}"), &p.pass_k)
-                    } else {
-                        (format!("solve^{k}"), &p.solve_k)
+                    let d = paired_figure(p, a.key);
+                    let across = match a.key {
+                        "mean_pass_rate" => Some(&p.passed_across_tasks),
+                        "mean_solve_rate" => Some(&p.solved_across_tasks),
+                        _ => None,
                     };
+                    let across =
+                        across.map_or_else(String::new, |t| format!("; across tasks p {}", stats::format_p(t.p_drop)));
                     let _ = writeln!(
                         s,
-                        "  {label:<10} {}% → {}% ({}){}",
+                        "  {:<10} {}% → {}% ({}{across}){}",
+                        gate_label(a.key, k),
                         stats::fixed1(d.before),
                         stats::fixed1(d.after),
                         change_text(d),
@@ -672,10 +686,10 @@ impl Comparison {
             _ => {
                 let k = self.current.n_runs;
                 for a in self.aggregates.iter().filter(|a| REGRESSION_KEYS.contains(&a.key)) {
-                    let label = if a.key == "pass_k_rate" { format!("pass^{k}") } else { format!("solve^{k}") };
                     let _ = writeln!(
                         s,
-                        "  {label:<10} {}{}",
+                        "  {:<10} {}{}",
+                        gate_label(a.key, k),
                         percent_delta(a.before, a.after),
                         verdict_suffix(a.verdict.unwrap_or(Verdict::NoDrop))
                     );
@@ -801,10 +815,15 @@ mod tests {
         let summary = c.summary();
         assert!(summary.contains("b: solved 2/2 → 1/2 (p 0.50, adjusted 0.50) within noise"), "{summary}");
         assert!(
-            summary.contains("No regressions vs baseline (1 aggregate and 1 task drops within noise)."),
+            summary.contains("No regressions vs baseline (2 aggregate and 1 task drops within noise)."),
             "{summary}"
         );
         assert_eq!(c.tasks[1].solve_verdict, Verdict::WithinNoise);
+        // Each gated figure once, under its own name.
+        for label in ["pass^2 ", "solve^2 ", "mean pass ", "mean solve "] {
+            assert_eq!(summary.matches(&format!("  {label}")).count(), 1, "{label}: {summary}");
+        }
+        assert!(summary.contains("across tasks p 0.50)  within noise"), "{summary}");
     }
 
     #[test]
