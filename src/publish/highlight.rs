@@ -325,6 +325,60 @@ mod tests {
         assert!(json.contains("<span class=\"hl-n\">1</span>"), "{json}");
     }
 
+    /// The exact HTML of a sample in each language the docs commonly
+    /// use: any change to the grammars, the class table or how spans are
+    /// written shows here as a snapshot difference.
+    #[test]
+    fn highlighted_html_is_unchanged() {
+        let samples = [
+            (
+                "sh",
+                "# install\ncargo install vaultbench --locked\nexport VAULTBENCH_CACHE_DIR=\"$HOME/.cache/vb\" && vaultbench publish --out site\n",
+            ),
+            (
+                "json",
+                "{\n  \"model\": \"gemini-2.5-flash\",\n  \"runs\": [1, 2.5, -3e2],\n  \"ok\": true,\n  \"note\": null\n}\n",
+            ),
+            (
+                "yaml",
+                "# a task\nid: summarize-note\ntags: [vault, \"search\"]\nsteps:\n  - tool: read_file\n    args: { path: notes/a.md }\nlimit: 3 # runs\n",
+            ),
+            ("toml", "[site]\ntitle = \"Docs\"\nbase_path = \"/vaultbench/\"\nclean_urls = true\nlimit = 10\n"),
+            (
+                "rust",
+                "/// Doc.\n#[derive(Debug)]\npub struct Row<'a> { name: &'a str, n: u32 }\nfn main() -> Result<(), String> {\n    let v: Vec<u8> = vec![1, 2]; // two\n    println!(\"{}\", v.len());\n    Ok(())\n}\n",
+            ),
+            (
+                "js",
+                "import { x } from './x.js';\nexport async function run(a, b = 2) {\n  const s = `t ${a}`; // tpl\n  return a?.b ?? [1, 'two', /re+/g];\n}\n",
+            ),
+            (
+                "ts",
+                "interface Tool<T = unknown> {\n  name: string;\n  run(args: T): Promise<Result>;\n}\nexport class Reader implements Tool<{ path: string }> {\n  private readonly n = 3;\n  async run({ path }: { path: string }): Promise<Result> {\n    const file = this.app.vault.getFileByPath(path) as TFile | null;\n    if (!file) throw new Error(`no ${path}`);\n    return { ok: true, summary: 'Read 1 file' };\n  }\n}\n",
+            ),
+            (
+                "python",
+                "import json\n\n@dataclass\nclass Run:\n    score: float = 0.5\n\ndef load(path: str) -> dict:\n    \"\"\"Read a run.\"\"\"\n    with open(path) as f:  # text\n        return json.load(f)\n",
+            ),
+            (
+                "markdown",
+                "---\ntitle: Setup\n---\n# Heading\n\nSome *em*, **bold**, `code` and a [link](guide/x.md).\n\n- item\n> quote\n\n```ts\nconst a: number = 1;\n```\n",
+            ),
+            (
+                "dataview",
+                "TABLE file.mtime AS \"Modified\"\nFROM \"notes\"\nWHERE contains(tags, \"#eval\")\nSORT file.mtime DESC\n",
+            ),
+            ("html", "<!doctype html>\n<p class=\"x\" v-if=\"ok\">Hi &amp; bye</p>\n<script>let a = 1;</script>\n"),
+        ];
+        let out: String = samples
+            .iter()
+            .map(|(lang, code)| {
+                format!("== {lang}\n{}\n", highlight_now(lang, code).unwrap_or_else(|| "(plain)".into()))
+            })
+            .collect();
+        insta::assert_snapshot!("highlighted_samples", out);
+    }
+
     #[test]
     fn info_strings_give_the_language() {
         assert_eq!(language("ts{1,3}"), "ts");
