@@ -19,8 +19,12 @@
 //! names a language, so a site without code pays nothing.
 //!
 //! Compiling a grammar's regexes is most of the cost of a build with code
-//! samples (tens of milliseconds for TypeScript), so highlighted blocks are
-//! kept between builds in a cache file (`$VAULTBENCH_CACHE_DIR`, else
+//! samples (tens of milliseconds for TypeScript). A build therefore starts
+//! highlighting its pages' code blocks (`prepare`) as soon as the pages are
+//! read, on background threads, while the rest of the site loads; a page
+//! that needs a block another thread is highlighting waits for it rather
+//! than doing the work twice. Highlighted blocks are also kept between
+//! builds in a cache file (`$VAULTBENCH_CACHE_DIR`, else
 //! `$XDG_CACHE_HOME/vaultbench`, else `~/.cache/vaultbench`; an empty
 //! `VAULTBENCH_CACHE_DIR` turns it off). An entry is the exact language and
 //! code and the HTML they gave, under a key naming this program's version and
@@ -30,10 +34,12 @@
 //! It does not decide where code blocks are; `publish::markdown` calls it.
 
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 use syntect::highlighting::{
     Color, HighlightIterator, HighlightState, Highlighter, ScopeSelectors, StyleModifier, Theme, ThemeItem,
@@ -149,8 +155,17 @@ struct Cache {
     /// (language, code) -> HTML (`None`: shown plain).
     entries: HashMap<(String, String), Option<String>>,
     /// The keys this process used; only they are saved.
-    used: std::collections::HashSet<(String, String)>,
+    used: HashSet<(String, String)>,
+    /// Blocks some thread is highlighting now; others wait for them (`DONE`).
+    running: HashSet<(String, String)>,
     changed: bool,
+}
+
+/// Signalled whenever a block leaves `Cache::running`.
+static DONE: Condvar = Condvar::new();
+
+fn lock_cache() -> MutexGuard<'static, Cache> {
+    cache().lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -200,7 +215,7 @@ fn cache() -> &'static Mutex<Cache> {
 /// A cache that cannot be written only costs speed: errors are ignored.
 pub fn save_cache() {
     let Some(path) = cache_file() else { return };
-    let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+    let mut cache = lock_cache();
     if !cache.changed {
         return;
     }
@@ -222,19 +237,112 @@ pub fn highlight(lang: &str, code: &str) -> Option<String> {
         return None;
     }
     let key = (lang.to_string(), code.to_string());
-    {
-        let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+    let mut cache = lock_cache();
+    loop {
         if let Some(html) = cache.entries.get(&key).cloned() {
             cache.used.insert(key);
             return html;
         }
+        if !cache.running.contains(&key) {
+            break;
+        }
+        cache = DONE.wait(cache).unwrap_or_else(|e| e.into_inner());
     }
+    cache.running.insert(key.clone());
+    drop(cache);
+    // Should the grammar panic, the block still leaves `running` and the
+    // threads waiting for it wake up (and try it themselves).
+    let running = Running(Some(key));
     let html = highlight_now(lang, code);
-    let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-    cache.entries.insert(key.clone(), html.clone());
-    cache.used.insert(key);
-    cache.changed = true;
+    running.finish(html.clone());
     html
+}
+
+/// A block in `Cache::running`, taken out when this is dropped.
+struct Running(Option<(String, String)>);
+
+impl Running {
+    /// Record the block's HTML and take it out of `running`, at once.
+    fn finish(mut self, html: Option<String>) {
+        let key = self.0.take().expect("finished once");
+        let mut cache = lock_cache();
+        cache.running.remove(&key);
+        cache.entries.insert(key.clone(), html);
+        cache.used.insert(key);
+        cache.changed = true;
+        drop(cache);
+        DONE.notify_all();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(key) = self.0.take() {
+            lock_cache().running.remove(&key);
+            DONE.notify_all();
+        }
+    }
+}
+
+/// Start highlighting the code blocks of `pages` (Markdown texts) on
+/// background threads, one per processor, so that grammars compile while
+/// the rest of the site loads; `highlight` then finds the blocks done, or
+/// waits for the one under way. The pages are read for their blocks on
+/// the first of those threads, not the caller's. The first block of each
+/// language goes first, so that the threads compile different grammars at
+/// once rather than wait for one another. Blocks already known are skipped.
+pub fn prepare(pages: Vec<String>) {
+    std::thread::spawn(move || {
+        let blocks = pending_blocks(pages.iter().flat_map(|text| super::markdown::code_blocks(text)));
+        if blocks.is_empty() {
+            return;
+        }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4).min(blocks.len());
+        let queue = Arc::new((AtomicUsize::new(0), blocks));
+        let work = move || {
+            let (next, blocks) = &*queue;
+            while let Some((lang, code)) = blocks.get(next.fetch_add(1, Ordering::Relaxed)) {
+                highlight(lang, code);
+            }
+        };
+        for _ in 1..threads {
+            std::thread::spawn(work.clone());
+        }
+        work();
+    });
+}
+
+/// The blocks that need highlighting, each once: the first block of each
+/// language, languages with the most code first (grammar compilation is
+/// the long part, and a big language is best started early), then the
+/// others in page order.
+fn pending_blocks(blocks: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let cache = lock_cache();
+    let mut seen = HashSet::new();
+    let mut bytes: HashMap<String, usize> = HashMap::new();
+    let (mut firsts, mut rest) = (Vec::new(), Vec::new());
+    for block in blocks {
+        let (lang, code) = &block;
+        if code.len() > MAX_BYTES
+            || PLAIN.contains(&lang.as_str())
+            || cache.entries.contains_key(&block)
+            || !seen.insert(block.clone())
+        {
+            continue;
+        }
+        match bytes.get_mut(lang) {
+            Some(n) => *n += code.len(),
+            None => {
+                bytes.insert(lang.clone(), code.len());
+                firsts.push(block);
+                continue;
+            }
+        }
+        rest.push(block);
+    }
+    firsts.sort_by_key(|(lang, _)| std::cmp::Reverse(bytes[lang]));
+    firsts.extend(rest);
+    firsts
 }
 
 fn highlight_now(lang: &str, code: &str) -> Option<String> {
@@ -323,6 +431,125 @@ mod tests {
         assert!(!html.contains("<b>"), "{html}");
         let json = highlight_now("json", "{\"key\": 1}\n").unwrap();
         assert!(json.contains("<span class=\"hl-n\">1</span>"), "{json}");
+    }
+
+    /// The exact HTML of a sample in each language the docs commonly
+    /// use: any change to the grammars, the class table or how spans are
+    /// written shows here as a snapshot difference.
+    #[test]
+    fn highlighted_html_is_unchanged() {
+        let samples = [
+            (
+                "sh",
+                "# install\ncargo install vaultbench --locked\nexport VAULTBENCH_CACHE_DIR=\"$HOME/.cache/vb\" && vaultbench publish --out site\n",
+            ),
+            (
+                "json",
+                "{\n  \"model\": \"gemini-2.5-flash\",\n  \"runs\": [1, 2.5, -3e2],\n  \"ok\": true,\n  \"note\": null\n}\n",
+            ),
+            (
+                "yaml",
+                "# a task\nid: summarize-note\ntags: [vault, \"search\"]\nsteps:\n  - tool: read_file\n    args: { path: notes/a.md }\nlimit: 3 # runs\n",
+            ),
+            ("toml", "[site]\ntitle = \"Docs\"\nbase_path = \"/vaultbench/\"\nclean_urls = true\nlimit = 10\n"),
+            (
+                "rust",
+                "/// Doc.\n#[derive(Debug)]\npub struct Row<'a> { name: &'a str, n: u32 }\nfn main() -> Result<(), String> {\n    let v: Vec<u8> = vec![1, 2]; // two\n    println!(\"{}\", v.len());\n    Ok(())\n}\n",
+            ),
+            (
+                "js",
+                "import { x } from './x.js';\nexport async function run(a, b = 2) {\n  const s = `t ${a}`; // tpl\n  return a?.b ?? [1, 'two', /re+/g];\n}\n",
+            ),
+            (
+                "ts",
+                "interface Tool<T = unknown> {\n  name: string;\n  run(args: T): Promise<Result>;\n}\nexport class Reader implements Tool<{ path: string }> {\n  private readonly n = 3;\n  async run({ path }: { path: string }): Promise<Result> {\n    const file = this.app.vault.getFileByPath(path) as TFile | null;\n    if (!file) throw new Error(`no ${path}`);\n    return { ok: true, summary: 'Read 1 file' };\n  }\n}\n",
+            ),
+            (
+                "python",
+                "import json\n\n@dataclass\nclass Run:\n    score: float = 0.5\n\ndef load(path: str) -> dict:\n    \"\"\"Read a run.\"\"\"\n    with open(path) as f:  # text\n        return json.load(f)\n",
+            ),
+            (
+                "markdown",
+                "---\ntitle: Setup\n---\n# Heading\n\nSome *em*, **bold**, `code` and a [link](guide/x.md).\n\n- item\n> quote\n\n```ts\nconst a: number = 1;\n```\n",
+            ),
+            (
+                "dataview",
+                "TABLE file.mtime AS \"Modified\"\nFROM \"notes\"\nWHERE contains(tags, \"#eval\")\nSORT file.mtime DESC\n",
+            ),
+            ("html", "<!doctype html>\n<p class=\"x\" v-if=\"ok\">Hi &amp; bye</p>\n<script>let a = 1;</script>\n"),
+        ];
+        let out: String = samples
+            .iter()
+            .map(|(lang, code)| {
+                format!("== {lang}\n{}\n", highlight_now(lang, code).unwrap_or_else(|| "(plain)".into()))
+            })
+            .collect();
+        insta::assert_snapshot!("highlighted_samples", out);
+    }
+
+    /// A block another thread is highlighting is waited for, not done
+    /// twice: the waiter gets that thread's HTML (a marker here, which
+    /// highlighting itself could never give).
+    #[test]
+    fn a_block_under_way_is_waited_for() {
+        let key = ("rust".to_string(), "fn waited_for() {}\n".to_string());
+        lock_cache().running.insert(key.clone());
+        let running = Running(Some(key.clone()));
+        let waiter = std::thread::spawn(move || highlight("rust", "fn waited_for() {}\n"));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!waiter.is_finished(), "the waiter must wait while the block is under way");
+        running.finish(Some("<marker>".into()));
+        assert_eq!(waiter.join().unwrap().as_deref(), Some("<marker>"));
+    }
+
+    /// A thread that gives up on a block (a panicking grammar) releases the
+    /// threads waiting for it, which then highlight it themselves.
+    #[test]
+    fn an_abandoned_block_does_not_hang_its_waiters() {
+        let code = "fn abandoned() {}\n";
+        let key = ("rust".to_string(), code.to_string());
+        lock_cache().running.insert(key.clone());
+        let running = Running(Some(key));
+        let waiter = std::thread::spawn(move || highlight("rust", code));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        drop(running);
+        assert_eq!(waiter.join().unwrap(), highlight_now("rust", code));
+    }
+
+    /// `prepare` highlights the pages' blocks by itself (they are in the
+    /// cache before any page asks), and what it leaves there is exactly
+    /// what highlighting each block directly gives. Run on the reference
+    /// project's docs when present, else on a page of our own.
+    #[test]
+    fn prepared_blocks_are_the_blocks_highlighted_directly() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/upstream/docs");
+        let mut pages: Vec<String> = walkdir::WalkDir::new(&corpus)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .collect();
+        if pages.is_empty() {
+            println!("the reference corpus ({}) is absent: using a page of our own", corpus.display());
+        }
+        pages.push(
+            "# Prepared\n\n```ts\nconst prepared: number = 1;\n```\n\n```yaml\nprepared: true\n```\n\n```text\nplain\n```\n"
+                .into(),
+        );
+        let blocks: Vec<(String, String)> =
+            pages.iter().flat_map(|p| crate::publish::markdown::code_blocks(p)).collect();
+        let wanted: Vec<&(String, String)> =
+            blocks.iter().filter(|(l, c)| !PLAIN.contains(&l.as_str()) && c.len() <= MAX_BYTES).collect();
+        assert!(wanted.iter().any(|(l, _)| l == "ts"), "the sample page's blocks are found");
+        prepare(pages);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while wanted.iter().any(|k| !lock_cache().entries.contains_key(*k)) {
+            assert!(std::time::Instant::now() < deadline, "prepare did not highlight every block");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        for (lang, code) in &wanted {
+            assert_eq!(highlight(lang, code), highlight_now(lang, code), "{lang} block:\n{code}");
+        }
     }
 
     #[test]

@@ -302,6 +302,28 @@ fn callout_open(kind: CalloutKind, title: &str, name: &str) -> (String, Quote) {
     }
 }
 
+/// The fenced and indented code blocks of `text`, as (language, code)
+/// pairs in the form `render` highlights them, for `highlight::prepare`.
+pub fn code_blocks(text: &str) -> Vec<(String, String)> {
+    let mut blocks = Vec::new();
+    let mut code: Option<(String, String)> = None;
+    for event in Parser::new_ext(text, options()) {
+        match (event, &mut code) {
+            (Event::Start(Tag::CodeBlock(kind)), _) => {
+                let lang = match kind {
+                    CodeBlockKind::Fenced(info) => highlight::language(&info),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                code = Some((lang, String::new()));
+            }
+            (Event::Text(t), Some((_, body))) => body.push_str(&t),
+            (Event::End(TagEnd::CodeBlock), Some(_)) => blocks.extend(code.take()),
+            _ => {}
+        }
+    }
+    blocks
+}
+
 /// A code block: highlighted when its language has a grammar (class
 /// `highlighted`), escaped and plain otherwise. The stylesheet shows the
 /// language; the page script adds the copy button. The block scrolls

@@ -15,6 +15,7 @@ use tera::{Context, Value};
 use super::baselines::{self, Baseline};
 use super::config::{self, SiteConfig};
 use super::content::{self, Content, Outline, Page};
+use super::highlight;
 use super::history::{self, Dates};
 use super::html::{self, OutlineLevels};
 use super::links::{self, SiteIndex};
@@ -260,8 +261,10 @@ impl Site {
         std::thread::scope(|scope| {
             let history =
                 scope.spawn(|| if config.last_updated { history::last_updated(&options.docs) } else { Dates::new() });
-            let templates = templates::load(&options.templates)?;
             let content = content::load(&options.docs)?;
+            // Code blocks highlight in the background while the rest loads.
+            highlight::prepare(content.pages.iter().map(|p| p.body.clone()).collect());
+            let templates = templates::load(&options.templates)?;
             let (baselines, baseline_warnings) = baselines::load_dir(&options.baselines)?;
             let (suite, suite_warnings) = load_suite(&options.suite);
             let history = history.join().unwrap_or_default();
