@@ -172,15 +172,17 @@ pub struct Check {
 }
 
 /// The kinds of check a run can fail, in the order the breakdown lists them.
-pub const FAILURE_KINDS: [&str; 8] = [
+pub const FAILURE_KINDS: [&str; 10] = [
     "did not pass",
     "expected tools",
     "forbidden tools",
     "contains",
     "regex",
     "judge",
+    "output matchers",
     "vault assertion",
     "tool budget",
+    "no failing check recorded",
 ];
 
 /// How many unsolved runs failed on one kind of check.
@@ -306,16 +308,24 @@ fn failed_kinds(r: &RunHeadline) -> Vec<usize> {
     if fails(d.forbidden_tools_clean) {
         kinds.push(2);
     }
+    let matchers_before = kinds.len();
     for (i, kind) in ["contains", "regex", "judge"].iter().enumerate() {
         if d.matcher_details.iter().flatten().any(|m| m.kind.as_deref() == Some(kind) && m.verdict != Some(true)) {
             kinds.push(3 + i);
         }
     }
-    if fails(d.vault_assertions_pass) || d.vault_assertion_details.iter().flatten().any(|a| a.ok == Some(false)) {
+    // Matchers failed as a whole without saying which one.
+    if fails(d.matchers_pass) && kinds.len() == matchers_before {
         kinds.push(6);
     }
-    if fails(d.tool_budget_ok) {
+    if fails(d.vault_assertions_pass) || d.vault_assertion_details.iter().flatten().any(|a| a.ok == Some(false)) {
         kinds.push(7);
+    }
+    if fails(d.tool_budget_ok) {
+        kinds.push(8);
+    }
+    if kinds.is_empty() && r.solved != Some(true) {
+        kinds.push(9);
     }
     kinds
 }
