@@ -454,7 +454,10 @@ fn a_reader_sorts_filters_follows_a_run_to_its_transcript_and_compares_two_model
     assert!(driver.wait_until(
         "return location.pathname.endsWith('/baselines/ollama-first/alpha.html') && location.hash === '#run-2';"
     ));
-    assert_eq!(driver.eval("return document.querySelector('#run-2 .verdict-no').textContent;"), json!("passed, not solved"));
+    assert_eq!(
+        driver.eval("return document.querySelector('#run-2 .verdict-no').textContent;"),
+        json!("passed, not solved")
+    );
     driver.click("section.run:nth-of-type(2) a.transcript-link");
     assert!(driver.wait_until("return location.pathname.endsWith('/baselines/ollama-first/alpha/run-2.html');"));
     assert_eq!(
@@ -480,7 +483,11 @@ fn a_reader_sorts_filters_follows_a_run_to_its_transcript_and_compares_two_model
     assert!(driver.wait_until("return location.pathname.endsWith('/baselines/ollama-first/alpha.html');"));
 
     // Phone width: the model and solve^k in view, the table scrolls in itself.
-    driver.call("POST", &format!("/session/{}/window/rect", driver.session), Some(json!({"width": 390, "height": 844})));
+    driver.call(
+        "POST",
+        &format!("/session/{}/window/rect", driver.session),
+        Some(json!({"width": 390, "height": 844})),
+    );
     driver.goto(&file_url(&site.join("results.html")));
     let fits = driver.eval(
         "var w = document.documentElement.clientWidth; var row = document.querySelector('table.results tbody tr');\

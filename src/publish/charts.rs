@@ -78,12 +78,12 @@ fn px(x: f64) -> f64 {
 }
 
 fn shorten(s: &str) -> String {
-    if s.chars().count() <= LABEL_CHARS {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(LABEL_CHARS - 1).collect();
-    out.push('…');
-    out
+    super::results::shorten(s, LABEL_CHARS)
+}
+
+/// Grid lines at 0, 25, 50, 75 and 100%.
+fn percent_ticks(y_of: impl Fn(f64) -> f64) -> Vec<Tick> {
+    [0.0, 25.0, 50.0, 75.0, 100.0].iter().map(|&v| Tick { at: px(y_of(v)), label: format!("{v}%") }).collect()
 }
 
 /// A line chart of `series` over integer x from 1 to the largest x, y from 0
@@ -99,8 +99,7 @@ pub fn curve(series: &[Series], x_name: &str) -> LineChart {
         }
     };
     let y_of = |y: f64| plot.top + (100.0 - y.clamp(0.0, 100.0)) / 100.0 * (plot.bottom - plot.top);
-    let y_ticks =
-        [0.0, 25.0, 50.0, 75.0, 100.0].iter().map(|&v| Tick { at: px(y_of(v)), label: format!("{v}%") }).collect();
+    let y_ticks = percent_ticks(y_of);
     let step = (max_x / 10.0).ceil().max(1.0);
     let mut x_ticks = Vec::new();
     let mut x = 1.0;
@@ -198,8 +197,7 @@ pub fn cost(points: &[CostPoint]) -> Scatter {
     let top = nice_ceiling(max);
     let x_of = |x: f64| plot.left + x.clamp(0.0, top) / top * (plot.right - plot.left);
     let y_of = |y: f64| plot.top + (100.0 - y.clamp(0.0, 100.0)) / 100.0 * (plot.bottom - plot.top);
-    let y_ticks =
-        [0.0, 25.0, 50.0, 75.0, 100.0].iter().map(|&v| Tick { at: px(y_of(v)), label: format!("{v}%") }).collect();
+    let y_ticks = percent_ticks(y_of);
     let x_ticks = (0..=4)
         .map(|i| {
             let v = top * f64::from(i) / 4.0;

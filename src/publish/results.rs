@@ -575,7 +575,7 @@ pub struct TaskView {
     pub failed_on: String,
 }
 
-fn number(x: Option<f64>, places: usize) -> String {
+pub(crate) fn number(x: Option<f64>, places: usize) -> String {
     x.filter(|x| x.is_finite()).map_or_else(|| MISSING.into(), |x| jsnum::to_fixed(x, places))
 }
 
@@ -864,7 +864,7 @@ const CHART_HEADER: u32 = 28;
 /// What fits in the label column at the chart's font size.
 const CHART_LABEL_CHARS: usize = 34;
 
-fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde::Serialize;
 
 use super::baselines::{Baseline, DetailsHeadline, MatcherHeadline, RunHeadline, TaskHeadline};
-use super::results::{CatalogTask, MISSING, SuiteView, UNKNOWN, rate};
+use super::results::{CatalogTask, MISSING, SuiteView, UNKNOWN, number, rate};
 use super::transcripts::{self, Transcripts};
 use crate::jsnum;
 
@@ -496,10 +496,6 @@ fn shorten_list(items: &[String]) -> String {
     let shown: Vec<String> = items.iter().take(20).map(|t| Shown::new(t, 100).text).collect();
     let more = items.len().saturating_sub(20);
     if more > 0 { format!("{} and {more} more", shown.join(", ")) } else { shown.join(", ") }
-}
-
-fn number(x: Option<f64>, places: usize) -> String {
-    x.filter(|x| x.is_finite()).map_or_else(|| MISSING.into(), |x| jsnum::to_fixed(x, places))
 }
 
 /// `12.3 s` from milliseconds.
