@@ -11,6 +11,11 @@
 #    same pages (a temporary install under /tmp/mdbook)
 # 4. --watch: rebuild time after the debounce for a page edit and a new
 #    baseline, as the watcher reports it, and edit-to-served-page latency
+# 5. the explorer figure: our docs + the reference harness's 2 baselines +
+#    ours with its evidence archive (a page per task, per transcript, per
+#    pair), full build, and the --watch rebuild after one baseline changes
+#
+#   SECTIONS="3 5" benches/publish.sh   # only some sections (default: all)
 #
 # Medians of RUNS runs (hyperfine when installed, else a date loop), peak
 # memory from /usr/bin/time -v. Needs ../shared/upstream (the corpus).
@@ -33,16 +38,22 @@ index_size() {
         "$(( $(stat -c %s "$2/search-index.js") / 1024 ))" "$(( $(gzip -9c "$2/search-index.js" | wc -c) / 1024 ))"
 }
 
-echo "machine: $(nproc) cores; runs per figure: $RUNS"
+SECTIONS="${SECTIONS:-1 2 3 4 5}"
+want() { [[ " $SECTIONS " == *" $1 "* ]]; }
+med() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
+echo "machine: $(nproc) cores; runs per figure: $RUNS; sections: $SECTIONS"
 
-# 1. Our docs + the upstream baselines.
 export VAULTBENCH_CACHE_DIR="$WORK/cache"
+# 1. Our docs + the upstream baselines.
+if want 1; then
 mkdir -p "$WORK/p1"
 report "our docs + 2 upstream baselines" \
     "cd $WORK/p1 && $BIN publish --docs $ROOT/docs --baselines $UP/baselines --suite $UP --out site"
 index_size "our docs + 2 upstream baselines" "$WORK/p1/site"
+fi
 
 # 2. Our docs + 200 synthetic baselines.
+if want 2; then
 mkdir -p "$WORK/b200" "$WORK/p2"
 i=0
 for n in $(seq 100); do
@@ -56,8 +67,18 @@ report "our docs + 200 synthetic baselines" \
     "cd $WORK/p2 && $BIN publish --docs $ROOT/docs --baselines $WORK/b200 --suite $UP --out site"
 report "our docs + 200 synthetic baselines, one parsing thread" \
     "cd $WORK/p2 && VAULTBENCH_PARSE_THREADS=1 $BIN publish --docs $ROOT/docs --baselines $WORK/b200 --suite $UP --out site"
+echo "pages written: $(find "$WORK/p2/site" -name '*.html' | wc -l), $(du -sh "$WORK/p2/site" | cut -f1)"
+rm -rf "$WORK/p2" "$WORK/b200"
+fi
 
 # 3. The upstream docs corpus, and mdBook on the same pages.
+MDBOOK=/tmp/mdbook/bin/mdbook
+if want 3 || want 5; then
+if ! "$MDBOOK" --version 2>/dev/null | grep -q ' v0\.5\.4$'; then
+    cargo install mdbook --version 0.5.4 --locked --force --root /tmp/mdbook --quiet || true
+fi
+fi
+if want 3; then
 mkdir -p "$WORK/p3"
 # Cold: no cache of highlighted code blocks, every grammar compiled afresh.
 report "upstream docs (32 pages) + 2 baselines: vaultbench, cold" \
@@ -69,10 +90,6 @@ report "upstream docs (32 pages) + 2 baselines: vaultbench, warm" \
 OURS_MS="$LAST_MS"
 index_size "upstream docs (32 pages) + 2 baselines" "$WORK/p3/site"
 # The peer is pinned: mdBook 0.5.4, installed outside the repository.
-MDBOOK=/tmp/mdbook/bin/mdbook
-if ! "$MDBOOK" --version 2>/dev/null | grep -q ' v0\.5\.4$'; then
-    cargo install mdbook --version 0.5.4 --locked --force --root /tmp/mdbook --quiet || true
-fi
 if [ -x "$MDBOOK" ]; then
     mkdir -p "$WORK/book"
     cp -r "$UP/docs" "$WORK/book/src"
@@ -90,8 +107,10 @@ if [ -x "$MDBOOK" ]; then
 else
     echo "mdBook could not be installed; skipping the peer comparison"
 fi
+fi
 
 # 4. --watch rebuild latency.
+if want 4; then
 mkdir -p "$WORK/w/evals/baselines"
 cp -r "$ROOT/docs" "$WORK/w/docs"
 cp "$UP"/baselines/*.json "$WORK/w/evals/baselines/"
@@ -114,7 +133,44 @@ for n in $(seq "$RUNS"); do
 done
 sleep 0.5
 kill -INT "$WATCH_PID"; wait "$WATCH_PID" 2>/dev/null || true; WATCH_PID=""
-med() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
 echo "watch rebuild after the debounce, page edit:    median $(grep '^Changed content' "$WORK/watch.log" | grep -o 'in [0-9]* ms' | awk '{print $2}' | med) ms"
 echo "watch rebuild after the debounce, new baseline: median $(grep '^Changed baselines' "$WORK/watch.log" | grep -o 'in [0-9]* ms' | awk '{print $2}' | med) ms"
 echo "edit to served page (100 ms debounce included): median $(printf '%s\n' "${edit_latencies[@]}" | med) ms"
+fi
+
+# 5. Our docs + the 2 upstream baselines + ours with its evidence archive.
+if want 5; then
+mkdir -p "$WORK/b5" "$WORK/p5"
+cp "$UP"/baselines/*.json "$WORK/b5/"
+cp -r "$ROOT"/evals/baselines/. "$WORK/b5/"
+chmod -R u+w "$WORK/b5"
+report "our docs + 2 upstream + ours with evidence" \
+    "cd $WORK/p5 && $BIN publish --docs $ROOT/docs --baselines $WORK/b5 --suite $ROOT/evals --out site"
+EXPLORER_MS="$LAST_MS"
+echo "pages written: $(find "$WORK/p5/site" -name '*.html' | wc -l) ($(find "$WORK/p5/site/baselines" -name 'run-*.html' | wc -l) transcripts), $(du -sh "$WORK/p5/site" | cut -f1)"
+index_size "our docs + 2 upstream + ours with evidence" "$WORK/p5/site"
+if [ -x "$MDBOOK" ]; then
+    mkdir -p "$WORK/book5"
+    cp -r "$ROOT/docs" "$WORK/book5/src"
+    printf '[book]\ntitle = "ours"\n\n[output.html]\n' > "$WORK/book5/book.toml"
+    { echo "# Summary"; echo; (cd "$WORK/book5/src" && find . -name '*.md' | sort | sed 's|^\./||') |
+        while read -r page; do echo "- [$page]($page)"; done; } > "$WORK/book5/src/SUMMARY.md"
+    report "our docs: mdBook (no generated pages)" "cd $WORK/book5 && $MDBOOK build -d $WORK/book5/out"
+    python3 -c "print(f'mdBook on our 6 docs pages alone: {$LAST_MS:.1f} ms; vaultbench with every generated page: {$EXPLORER_MS:.1f} ms ({$EXPLORER_MS / $LAST_MS:.2f}x)')"
+fi
+# --watch: one baseline changes (our own, rewritten with another commit).
+mkdir -p "$WORK/w5/evals/baselines"
+cp -r "$ROOT/docs" "$WORK/w5/docs"
+cp -r "$WORK/b5/." "$WORK/w5/evals/baselines/"
+(cd "$WORK/w5" && exec "$BIN" publish --watch --suite "$ROOT/evals" > "$WORK/watch5.log" 2>&1) &
+WATCH_PID=$!
+for _ in $(seq 100); do grep -q "Serving the site at" "$WORK/watch5.log" 2>/dev/null && break; sleep 0.1; done
+OURS="$WORK/w5/evals/baselines/openai-smollm2-135m-instruct.json"
+for n in $(seq "$RUNS"); do
+    sed -i "s/\"git_sha\": \"[^\"]*\"/\"git_sha\": \"bench$n\"/" "$OURS"
+    sleep 0.6
+done
+sleep 0.5
+kill -INT "$WATCH_PID"; wait "$WATCH_PID" 2>/dev/null || true; WATCH_PID=""
+echo "watch rebuild after the debounce, one baseline changed (3 baselines, evidence): median $(grep '^Changed baselines' "$WORK/watch5.log" | grep -o 'in [0-9]* ms' | awk '{print $2}' | med) ms over $(grep -c '^Changed baselines' "$WORK/watch5.log") rebuilds"
+fi

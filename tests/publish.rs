@@ -60,7 +60,16 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
     // interval column comes after them.
     let published: Vec<Vec<String>> = rows.iter().map(|r| r[..12].to_vec()).collect();
     assert_eq!(published, expected, "the generated table differs from the published one");
-    assert!(rows.iter().all(|r| r.len() == 13 && r[12].contains("% ±")), "{rows:?}");
+    assert!(rows.iter().all(|r| r.len() == 15 && r[12].contains("% ±")), "{rows:?}");
+    // Then the mean cost per run and the mean turns, as each baseline's aggregate has them.
+    for (row, file) in rows.iter().zip(["gemini-gemini-3.1-flash-lite.json", "gemini-gemini-2.5-flash.json"]) {
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(baselines.join(file)).unwrap()).unwrap();
+        let a = &json["aggregate"];
+        let cost = vaultbench::jsnum::to_fixed(a["mean_cost_usd"].as_f64().unwrap(), 6);
+        let turns = vaultbench::jsnum::to_fixed(a["mean_turns"].as_f64().unwrap(), 1);
+        assert_eq!(row[13..], [cost, turns], "{file}");
+    }
     // 74.1% and 57.4% differ by more than noise: no tie mark; the caption states the noise floor.
     assert!(!results.contains("≈ tied"), "{results}");
     assert!(results.contains("<caption>Noise floor: each solve^k is known to within about ±"), "{results}");
@@ -70,7 +79,7 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
     }
     // The same table is placed in the evals page by {{ results_table() }}.
     let table = |html: &str| {
-        let start = html.find("<table class=\"results\">").expect("a results table");
+        let start = html.find("<table class=\"results\"").expect("a results table");
         html[start..start + html[start..].find("</table>").unwrap() + 8].to_string()
     };
     assert_eq!(table(&read(dir.path(), "evals.html")), table(&results));
@@ -89,9 +98,12 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
     // The matrix has both models and every task once.
     let matrix = read(dir.path(), "matrix.html");
     assert_eq!(matrix.matches("<tr><td><code>").count(), 54);
-    // The chart is inline SVG with a bar group per model.
+    // The tier chart is inline SVG with a bar group per model; the curve
+    // has a line per model, the cost chart a point per model.
     assert_eq!(results.matches("<figure class=\"chart\" tabindex=\"0\"> <svg").count(), 1);
-    assert_eq!(results.matches("<g>").count(), 2);
+    assert_eq!(results.matches("<g> <title>").count(), 2);
+    assert_eq!(results.matches("<polyline points=").count(), 2);
+    assert_eq!(results.matches("class=\"chart-point\"").count(), 2);
 }
 
 #[test]
@@ -253,8 +265,8 @@ fn rows_within_noise_of_the_row_above_are_marked_tied_and_other_task_sets_are_no
     assert_eq!(solve_cells, ["80.0%", "76.7% ≈ tied", "20.0%", "16.7%"]);
     assert!(results.contains("statistically tied with top: solve^5 differs by -3.3 points ["), "{results}");
     assert!(results.contains("≈ marks a row statistically tied with it"), "{results}");
-    // The twelve columns keep their values; the interval follows Commit.
-    assert!(rows.iter().all(|r| r.len() == 13), "{rows:?}");
+    // The twelve columns keep their values; the interval, cost and turns follow Commit.
+    assert!(rows.iter().all(|r| r.len() == 15), "{rows:?}");
     assert!(rows[0][12].starts_with("80.0% ±"), "{:?}", rows[0]);
 }
 
@@ -295,7 +307,7 @@ fn missing_fields_keep_the_row_with_defaults() {
     let out = publish(dir.path(), &["--strict"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let rows = results_rows(&read(dir.path(), "results.html"));
-    assert_eq!(rows, [["sparse", "unknown", "0", "0", "—", "—", "—", "—", "—", "—", "—", "—", "—"]]);
+    assert_eq!(rows, [["sparse", "unknown", "0", "0", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—"]]);
 }
 
 #[test]
@@ -397,8 +409,9 @@ fn the_upstream_vitepress_corpus_publishes_with_no_vitepress_syntax_left() {
             pages.push(path.strip_prefix(&site).unwrap().to_string_lossy().into_owned());
         }
     }
-    // 32 pages, 3 generated pages, 2 baseline pages and the 404 page.
-    assert_eq!(pages.len(), 38, "{pages:?}");
+    // 32 pages, 4 generated pages, 2 baseline pages with a page per task
+    // (54 each), the page comparing them and the 404 page.
+    assert_eq!(pages.len(), 32 + 4 + 2 + 2 * 54 + 1 + 1, "{pages:?}");
 
     // Every Markdown page: no container markers, Vue blocks or bindings left.
     let mut fences = 0;
@@ -774,4 +787,105 @@ fn nested_folders_are_groups_in_their_section_and_pages_link_prev_next_in_sideba
     assert!(basics.contains("rel=\"prev\"><span class=\"dir\">Previous</span> The guide</a>"), "{basics}");
     assert!(basics.contains("rel=\"next\"><span class=\"dir\">Next</span> Tuning</a>"), "{basics}");
     assert!(tuning.contains("rel=\"next\"><span class=\"dir\">Next</span> Results</a>"), "{tuning}");
+}
+
+/// Below each baseline: a page per task with every run (how it ended, each
+/// check and its verdict, the response), the transcript of each run kept in
+/// the evidence, the failure breakdown linking to the runs, and a page
+/// comparing two baselines. Everything from the files is escaped and long
+/// texts are cut; odd task ids make safe addresses.
+#[test]
+fn runs_transcripts_failures_and_comparisons_get_pages_that_escape_everything() {
+    use vaultbench::format::OneOrMany;
+    use vaultbench::format::result::{EndReason, MatcherDetail};
+    let dir = project();
+    let baselines = dir.path().join("evals/baselines");
+    let evil = "<script>alert(1)</script>";
+    let odd = "../odd <id>";
+    let mut r = sample_result("ollama", "first", &[("alpha", &[true, false]), (odd, &[true])]);
+    for (t, task) in r.tasks.iter_mut().enumerate() {
+        for (i, run) in task.runs.iter_mut().enumerate() {
+            run.transcript_path = format!("results/x/t{t}-{}.json", i + 1);
+        }
+    }
+    {
+        let run = &mut r.tasks[0].runs[1];
+        run.passed = false;
+        run.end_reason = Some(EndReason::TurnLimit);
+        run.response_text = evil.repeat(2000);
+        run.errors = vec![];
+        run.solve_details.matchers_pass = false;
+        run.solve_details.matcher_details = vec![MatcherDetail::Regex {
+            value: OneOrMany::One(format!("{evil}x")),
+            flags: Some("i".into()),
+            verdict: false,
+            error: None,
+        }];
+    }
+    r.tasks[0].passed_count = 1;
+    let transcripts = vec![
+        ("t0-1.json".to_string(), transcript_json(evil, &"é".repeat(5000), "answered")),
+        ("t0-2.json".to_string(), transcript_json("hi", "short", "turn_limit")),
+        ("t1-1.json".to_string(), "{ not json".to_string()),
+    ];
+    write_baseline_with_evidence(&baselines, "ollama-first", &r, &transcripts);
+    write_result(
+        &baselines.join("gemini-second.json"),
+        &sample_result("gemini", "second", &[("alpha", &[true, true])]),
+    );
+    let out = publish(dir.path(), &["--suite", "no-suite", "--strict"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+
+    let site = dir.path().join("site");
+    let task = read(dir.path(), "baselines/ollama-first/alpha.html");
+    assert!(task.contains("id=\"run-1\"") && task.contains("id=\"run-2\""), "{task}");
+    assert!(task.contains("turn limit reached"), "the run says how it ended");
+    assert!(task.contains("/&lt;script&gt;alert(1)&lt;/script&gt;x/i"), "the matcher with its value and flags");
+    assert!(task.contains("<span class=\"verdict-no\">fails</span>"));
+    assert!(task.contains("more characters in the baseline file"), "a long response is cut");
+    assert!(task.len() < 200_000, "bounded: {} bytes", task.len());
+    assert!(
+        task.contains("href=\"../../baselines/ollama-first/alpha/run-1.html\"")
+            && task.contains("href=\"../../baselines/ollama-first/alpha/run-2.html\""),
+        "{task}"
+    );
+    // The odd id: a safe file name, the id itself shown escaped.
+    let baseline = read(dir.path(), "baselines/ollama-first.html");
+    assert!(baseline.contains("href=\"../baselines/ollama-first/---odd--id-.html\""), "{baseline}");
+    let odd_page = read(dir.path(), "baselines/ollama-first/---odd--id-.html");
+    assert!(odd_page.contains("<code>../odd &lt;id&gt;</code>"), "{odd_page}");
+    assert!(
+        read(dir.path(), "baselines/ollama-first/---odd--id-/run-1.html").contains("the transcript is not valid JSON"),
+        "a broken transcript says so"
+    );
+    // The breakdown: the unsolved run, under each check it failed, linked.
+    assert!(baseline.contains("<td>did not pass</td><td>1</td>"), "{baseline}");
+    assert!(baseline.contains("<a href=\"../baselines/ollama-first/alpha.html#run-2\">alpha #2</a>"), "{baseline}");
+    assert!(baseline.contains("<td>regex</td><td>1</td>"));
+    // The transcript: a conversation, escaped, the long result folded.
+    let transcript = read(dir.path(), "baselines/ollama-first/alpha/run-1.html");
+    assert!(transcript.contains("<details class=\"system-prompt\">"));
+    assert!(transcript.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(transcript.contains("<details class=\"more\"><summary>Show all"), "{transcript}");
+    assert!(transcript.contains("notes/&lt;a&gt;.md"));
+    // No page carries the script as markup.
+    for entry in walkdir::WalkDir::new(&site) {
+        let path = entry.unwrap().into_path();
+        if path.extension().is_some_and(|e| e == "html") {
+            let html = std::fs::read_to_string(&path).unwrap();
+            assert!(!html.contains(evil), "{} carries raw markup from a baseline", path.display());
+        }
+    }
+    // Compare: the pair's page, listed on the index, linking to both task pages.
+    let index = read(dir.path(), "compare.html");
+    assert!(index.contains("compare/gemini-second/ollama-first.html"), "{index}");
+    let pair = read(dir.path(), "compare/gemini-second/ollama-first.html");
+    assert!(pair.contains("<code>alpha</code>"), "{pair}");
+    assert!(pair.contains("href=\"../../baselines/ollama-first/alpha.html\">1/2</a>"), "{pair}");
+    assert!(pair.contains("href=\"../../baselines/gemini-second/alpha.html\">2/2</a>"), "{pair}");
+    // Search: task pages by their titles, transcripts not at all.
+    let search = std::fs::read_to_string(site.join("search-index.js")).unwrap();
+    assert!(search.contains("alpha · first (ollama)"), "task pages are found by name");
+    assert!(!search.contains("Transcript of"), "transcripts are not indexed");
+    assert!(!search.contains("é".repeat(100).as_str()), "nor their text");
 }

@@ -129,7 +129,33 @@ fn axe_core_finds_no_violations_on_any_page_in_either_theme() {
     };
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = our_site();
-    let (ok, text) = audit(&node, &modules, &chromium, &dir.path().join("site"), &["--axe", "all"]);
+    let site = dir.path().join("site");
+    // Every kind of page: with one baseline there is nothing to compare, so
+    // a second one (ours under another name) makes a comparison page.
+    let second = dir.path().join("baselines");
+    publish_support::copy_dir(&repo().join("evals/baselines"), &second);
+    let text = std::fs::read_to_string(second.join("openai-smollm2-135m-instruct.json")).unwrap();
+    std::fs::write(second.join("openai-other.json"), text.replacen("smollm2-135m-instruct", "other-model", 1)).unwrap();
+    let root = repo();
+    let out = common::vaultbench(
+        &[
+            "publish",
+            "--docs",
+            root.join("docs").to_str().unwrap(),
+            "--baselines",
+            second.to_str().unwrap(),
+            "--suite",
+            root.join("evals").to_str().unwrap(),
+            "--config",
+            root.join("vaultbench.toml").to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for kind in ["compare", "baselines/openai-smollm2-135m-instruct/carrow-point-light-notices/run-1.html"] {
+        assert!(site.join(kind).exists(), "{kind}");
+    }
+    let (ok, text) = audit(&node, &modules, &chromium, &site, &["--axe", "all"]);
     assert!(text.contains("axe: 0 violations"), "{text}");
     assert!(ok, "{text}");
 }

@@ -173,9 +173,11 @@ fn the_results_page_reloads_with_a_new_baseline_within_two_seconds() {
             "—",
             "2026-11-20",
             "0123abc",
-            "50.0% ±50.0"
+            "50.0% ±50.0",
+            "0.000000",
+            "3.0"
         ]]),
-        "the table as the browser shows it: the twelve columns, then the interval"
+        "the table as the browser shows it: the twelve columns, then the interval, cost and turns"
     );
     let link = driver.eval("return document.querySelector('table.results tbody tr td:nth-child(12) a').href;");
     assert_eq!(link, json!("https://example.org/repo/commit/0123abc"));
@@ -222,7 +224,9 @@ fn the_results_page_reloads_with_a_new_baseline_within_two_seconds() {
             "—",
             "2026-11-20",
             "0123abc",
-            "100.0% ±0.0"
+            "100.0% ±0.0",
+            "0.000000",
+            "3.0"
         ])
     );
     drop(driver);
@@ -381,4 +385,121 @@ fn a_preview_under_a_sub_path_answers_at_its_printed_url_in_the_browser() {
     assert!(driver.wait_until("return location.pathname === '/vaultbench/tools.html';"));
     drop(driver);
     assert_eq!(watch.interrupt(), Some(130));
+}
+
+/// The results as a reader's tool: sort by a header, filter by typing and
+/// by provider, follow a row to its model, a task, a run and its transcript,
+/// compare two models; at phone width the model and solve^k show without
+/// scrolling sideways.
+#[test]
+fn a_reader_sorts_filters_follows_a_run_to_its_transcript_and_compares_two_models() {
+    let Some((chromium, chromedriver)) = programs() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&repo_docs(), &dir.path().join("docs"));
+    std::fs::write(dir.path().join("vaultbench.toml"), "[site]\n").unwrap();
+    let baselines = dir.path().join("evals/baselines");
+    let mut r = common::sample_result("ollama", "first-model", &[("alpha", &[true, false]), ("beta", &[true, true])]);
+    for task in &mut r.tasks {
+        for (i, run) in task.runs.iter_mut().enumerate() {
+            run.transcript_path = format!("results/x/{}-{}.json", task.id, i + 1);
+        }
+    }
+    let transcripts: Vec<(String, String)> = ["alpha-1", "alpha-2", "beta-1", "beta-2"]
+        .iter()
+        .map(|n| (format!("{n}.json"), transcript_json(&format!("question of {n}"), "the note", "answered")))
+        .collect();
+    write_baseline_with_evidence(&baselines, "ollama-first", &r, &transcripts);
+    common::write_result(
+        &baselines.join("gemini-second.json"),
+        &common::sample_result("gemini", "second-model", &[("alpha", &[true, true]), ("beta", &[true, true])]),
+    );
+    common::write_result(
+        &baselines.join("openai-third.json"),
+        &common::sample_result("openai", "third-model", &[("alpha", &[false, false]), ("beta", &[true, false])]),
+    );
+    let out = common::vaultbench(&["publish", "--strict", "--suite", "no-suite"], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let site = dir.path().join("site");
+    let driver = Driver::start(&chromium, &chromedriver);
+    let models = "return Array.from(document.querySelectorAll('table.results tbody tr')).filter(tr => !tr.hidden)\
+        .map(tr => tr.querySelector('td').textContent.trim());";
+
+    driver.goto(&file_url(&site.join("results.html")));
+    assert_eq!(driver.eval(models), json!(["second-model", "first-model", "third-model"]));
+    // Sort: solve^k ascending, then descending; Model by name.
+    driver.click("table.results thead th:nth-child(6) button");
+    assert_eq!(driver.eval(models), json!(["second-model", "first-model", "third-model"]), "descending first");
+    driver.click("table.results thead th:nth-child(6) button");
+    assert_eq!(driver.eval(models), json!(["third-model", "first-model", "second-model"]));
+    assert_eq!(
+        driver.eval("return document.querySelector('table.results thead th:nth-child(6)').getAttribute('aria-sort');"),
+        json!("ascending")
+    );
+    driver.click("table.results thead th:nth-child(1) button");
+    assert_eq!(driver.eval(models), json!(["third-model", "second-model", "first-model"]));
+    // Filter by typing, then by provider.
+    driver.click(".table-tools input");
+    driver.keys("first");
+    assert_eq!(driver.eval(models), json!(["first-model"]));
+    assert_eq!(driver.eval("return document.querySelector('.table-tools .count').textContent;"), json!("1 of 3 shown"));
+    driver.eval("var i = document.querySelector('.table-tools input'); i.value = ''; i.dispatchEvent(new Event('input')); return null;");
+    driver.eval("var s = document.querySelector('.table-tools select'); s.value = 'gemini'; s.dispatchEvent(new Event('change')); return null;");
+    assert_eq!(driver.eval(models), json!(["second-model"]));
+    driver.eval("var s = document.querySelector('.table-tools select'); s.value = ''; s.dispatchEvent(new Event('change')); return null;");
+
+    // A row to its model, a task, a run, its transcript.
+    driver.click("table.results tbody tr#model-ollama-first td.model a");
+    assert!(driver.wait_until("return location.pathname.endsWith('/baselines/ollama-first.html');"));
+    driver.click("#failures a[href$='alpha.html#run-2'], table.failures a[href$='alpha.html#run-2']");
+    assert!(driver.wait_until(
+        "return location.pathname.endsWith('/baselines/ollama-first/alpha.html') && location.hash === '#run-2';"
+    ));
+    assert_eq!(
+        driver.eval("return document.querySelector('#run-2 .verdict-no').textContent;"),
+        json!("passed, not solved")
+    );
+    driver.click("section.run:nth-of-type(2) a.transcript-link");
+    assert!(driver.wait_until("return location.pathname.endsWith('/baselines/ollama-first/alpha/run-2.html');"));
+    assert_eq!(
+        driver.eval("return document.querySelector('ol.conversation li.turn-user pre').textContent;"),
+        json!("question of alpha-2")
+    );
+    assert_eq!(driver.eval(STYLED), json!(true));
+
+    // Compare two models from the menus.
+    driver.goto(&file_url(&site.join("compare.html")));
+    driver.eval("document.getElementById('compare-a').value = 'ollama-first'; document.getElementById('compare-b').value = 'gemini-second'; return null;");
+    driver.click("#compare-pick button");
+    assert!(
+        driver.wait_until("return location.pathname.endsWith('/compare/gemini-second/ollama-first.html');"),
+        "{}",
+        driver.eval("return location.href;")
+    );
+    let differing = driver.eval(
+        "return Array.from(document.querySelectorAll('table.pair-tasks tbody tr')).map(tr => Array.from(tr.cells).slice(0, 4).map(td => td.textContent.trim()));",
+    );
+    assert_eq!(differing, json!([["alpha", "T2", "2/2", "1/2"]]));
+    driver.click("table.pair-tasks tbody tr:first-child td:nth-child(4) a");
+    assert!(driver.wait_until("return location.pathname.endsWith('/baselines/ollama-first/alpha.html');"));
+
+    // Phone width: the model and solve^k in view, the table scrolls in itself.
+    driver.call(
+        "POST",
+        &format!("/session/{}/window/rect", driver.session),
+        Some(json!({"width": 390, "height": 844})),
+    );
+    driver.goto(&file_url(&site.join("results.html")));
+    let fits = driver.eval(
+        "var w = document.documentElement.clientWidth; var row = document.querySelector('table.results tbody tr');\
+         var model = row.querySelector('td.model').getBoundingClientRect(), solve = row.cells[5].getBoundingClientRect();\
+         return {w: w, model: model.right <= w, solve: solve.right <= w, page: document.documentElement.scrollWidth <= w};",
+    );
+    assert_eq!(fits["model"], json!(true), "{fits}");
+    assert_eq!(fits["solve"], json!(true), "{fits}");
+    assert_eq!(fits["page"], json!(true), "the page itself does not scroll sideways: {fits}");
+    assert_eq!(
+        driver.eval("return getComputedStyle(document.querySelector('nav.sidebar')).display;"),
+        json!("none"),
+        "the navigation folds behind the Menu button"
+    );
 }

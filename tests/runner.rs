@@ -137,6 +137,28 @@ fn a_reference_sweep_writes_results_and_transcripts() {
     assert!(text.contains("Vaults kept under"), "{text}");
 }
 
+/// A run stopped by the turn limit says so in the result (`endReason`), as a
+/// timed-out one does with upstream's `timedOut`; an answered run carries
+/// neither field.
+#[test]
+fn a_run_cut_by_the_turn_limit_records_why_it_ended() {
+    let dir = suite(&["alpha", "beta"]);
+    let path = dir.path().join("evals/tasks/beta.json");
+    let text = std::fs::read_to_string(&path).unwrap().replace("\"maxTurns\": 5", "\"maxTurns\": 1");
+    std::fs::write(&path, text).unwrap();
+    let out = vaultbench(&run_args(&[]), dir.path());
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let (path, r) = only_result(&dir.path().join("results"));
+    let raw: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let alpha = &raw["tasks"][0]["runs"][0];
+    let beta = &raw["tasks"][1]["runs"][0];
+    assert_eq!(alpha.get("endReason"), None, "{alpha}");
+    assert_eq!(alpha.get("timedOut"), None);
+    assert_eq!(beta["endReason"], "turn_limit", "{beta}");
+    assert_eq!(beta.get("timedOut"), None);
+    assert!(!r.tasks[1].runs[0].passed);
+}
+
 /// Blessing archives the run's transcripts next to the baseline, byte for
 /// byte; a later baseline without transcripts removes the stale archive.
 #[test]

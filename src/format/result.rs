@@ -3,8 +3,9 @@
 //! reference harness writes, field order included, so that a loaded file
 //! re-serializes byte for byte (see `jsnum::to_json_bytes`).
 //!
-//! vaultbench's own additions (`interrupted`, `shard`, `task_filter`) are
-//! optional and omitted when unset, so files without them keep that shape.
+//! vaultbench's own additions (`interrupted`, `shard`, `task_filter`, a
+//! run's `endReason`) are optional and omitted when unset, so files without
+//! them keep that shape.
 
 use std::fmt;
 
@@ -103,7 +104,32 @@ pub struct RunRecord {
     pub solve_details: SolveDetails,
     #[serde(rename = "timedOut", default, skip_serializing_if = "Option::is_none")]
     pub timed_out: Option<bool>,
+    /// Why the run stopped without an answer, when it was neither the
+    /// time (`timedOut`, upstream's own field) nor a harness error (`errors`):
+    /// the turn limit or the model's context window. Absent otherwise, so
+    /// the reference harness's files keep their shape.
+    #[serde(rename = "endReason", default, skip_serializing_if = "Option::is_none")]
+    pub end_reason: Option<EndReason>,
     pub transcript_path: String,
+}
+
+/// A way a run ends that upstream's format has no field for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// `maxTurns` model calls without a final answer.
+    TurnLimit,
+    /// The conversation outgrew the model's context window.
+    ContextExceeded,
+}
+
+impl EndReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::TurnLimit => "turn_limit",
+            EndReason::ContextExceeded => "context_exceeded",
+        }
+    }
 }
 
 impl RunRecord {
@@ -254,4 +280,68 @@ pub struct TierSummary {
     pub run_cells: u32,
     pub solve_k_rate: f64,
     pub mean_solve_rate: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run as the reference harness writes it, with `extra` fields before
+    /// `transcript_path`.
+    fn run_json(extra: &str) -> String {
+        let text = format!(
+            r#"{{
+  "id": "t",
+  "passed": false,
+  "solved": false,
+  "response_text": "",
+  "metrics": {{
+    "turns": 8,
+    "tool_calls": 8,
+    "prompt_tokens": 100,
+    "cached_tokens": null,
+    "cache_ratio": null,
+    "output_tokens": 10,
+    "cost_usd": 0,
+    "loop_fires": 0,
+    "duration_ms": 5,
+    "tool_list": []
+  }},
+  "errors": [],
+  "solve_details": {{
+    "expected_tools_met": true,
+    "forbidden_tools_clean": true,
+    "matchers_pass": false,
+    "matcher_details": [],
+    "judge_attempted": false,
+    "judge_available": false,
+    "judge_skipped": false,
+    "vault_assertions_pass": true,
+    "vault_assertion_details": [],
+    "tool_budget_ok": true
+  }},{extra}
+  "transcript_path": "results/r/t-1.json"
+}}"#
+        );
+        // The reference harness indents with tabs.
+        text.replace("  ", "\t")
+    }
+
+    #[test]
+    fn the_end_reason_round_trips_and_is_absent_when_unset() {
+        for (extra, timed_out, reason) in [
+            ("", None, None),
+            ("\n  \"timedOut\": true,", Some(true), None),
+            ("\n  \"endReason\": \"turn_limit\",", None, Some(EndReason::TurnLimit)),
+            ("\n  \"endReason\": \"context_exceeded\",", None, Some(EndReason::ContextExceeded)),
+        ] {
+            let text = run_json(extra);
+            let run: RunRecord = serde_json::from_str(&text).unwrap();
+            assert_eq!((run.timed_out, run.end_reason), (timed_out, reason), "{extra}");
+            let written = crate::jsnum::to_json_bytes(&run).unwrap();
+            assert_eq!(String::from_utf8(written).unwrap().trim_end(), text, "byte for byte");
+        }
+        let e = serde_json::from_str::<RunRecord>(&run_json("\n  \"endReason\": \"bored\",")).unwrap_err();
+        assert!(e.to_string().contains("turn_limit"), "{e}");
+    }
 }

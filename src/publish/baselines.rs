@@ -2,10 +2,8 @@
 //! for the site: run id, commit, model, provider, the aggregate, and per task
 //! its counts and mean metrics.
 //!
-//! Of the per-run evidence (`runs`, about nine tenths of a baseline's
-//! bytes) only what tells whether a missing judge decided a run is kept
-//! (`RunHeadline`); the rest (response text, metrics, matcher values) is
-//! skipped by the parser without being built in memory.
+//! Each run's evidence (`RunHeadline`: response text, metrics, errors,
+//! every check with its verdict, how it ended) is kept for the run pages.
 //! Every field is optional here: a readable file with missing fields still
 //! gives a row, with safe defaults filled in by `publish::results`. A file that
 //! is not valid JSON, or has a field of the wrong type, is left out with a
@@ -53,12 +51,39 @@ pub struct TaskHeadline {
     pub runs: Option<Vec<RunHeadline>>,
 }
 
-/// One run, as far as the site needs it: whether its judge matchers were
-/// skipped for lack of a judge, and whether every other check held.
+/// One run with its evidence, as the run pages show it. Every field is
+/// optional: a run with missing fields still shows what it has.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct RunHeadline {
     pub passed: Option<bool>,
+    pub solved: Option<bool>,
+    pub response_text: Option<String>,
+    #[serde(default)]
+    pub metrics: Option<RunMetricsHeadline>,
+    #[serde(default)]
+    pub errors: Option<Vec<String>>,
     pub solve_details: Option<DetailsHeadline>,
+    #[serde(rename = "timedOut")]
+    pub timed_out: Option<bool>,
+    /// `turn_limit` or `context_exceeded` (vaultbench's addition); kept as
+    /// text, so an unknown value shows as it is instead of losing the file.
+    #[serde(rename = "endReason")]
+    pub end_reason: Option<String>,
+    pub transcript_path: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RunMetricsHeadline {
+    pub turns: Option<f64>,
+    pub tool_calls: Option<f64>,
+    pub prompt_tokens: Option<f64>,
+    pub cached_tokens: Option<f64>,
+    pub output_tokens: Option<f64>,
+    pub cost_usd: Option<f64>,
+    pub loop_fires: Option<f64>,
+    pub duration_ms: Option<f64>,
+    #[serde(default)]
+    pub tool_list: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -66,35 +91,41 @@ pub struct DetailsHeadline {
     pub judge_skipped: Option<bool>,
     pub expected_tools_met: Option<bool>,
     pub forbidden_tools_clean: Option<bool>,
+    pub matchers_pass: Option<bool>,
     pub vault_assertions_pass: Option<bool>,
     pub tool_budget_ok: Option<bool>,
     #[serde(default)]
     pub matcher_details: Option<Vec<MatcherHeadline>>,
+    #[serde(default)]
+    pub vault_assertion_details: Option<Vec<AssertionHeadline>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct MatcherHeadline {
-    /// The matcher's `type` is `judge` (read without keeping the string).
-    #[serde(rename = "type", default, deserialize_with = "is_judge")]
-    pub judge: bool,
+    /// `contains`, `regex` or `judge`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// A string or a list of strings.
+    pub value: Option<serde_json::Value>,
+    pub flags: Option<String>,
+    pub criteria: Option<String>,
     pub verdict: Option<bool>,
+    pub error: Option<String>,
 }
 
-fn is_judge<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
-    struct Type;
-    impl serde::de::Visitor<'_> for Type {
-        type Value = bool;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a matcher type")
-        }
-        fn visit_str<E>(self, s: &str) -> Result<bool, E> {
-            Ok(s == "judge")
-        }
-        fn visit_unit<E>(self) -> Result<bool, E> {
-            Ok(false)
-        }
+impl MatcherHeadline {
+    pub fn is_judge(&self) -> bool {
+        self.kind.as_deref() == Some("judge")
     }
-    d.deserialize_any(Type)
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct AssertionHeadline {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub path: Option<String>,
+    pub ok: Option<bool>,
+    pub reason: Option<String>,
 }
 
 impl RunHeadline {
@@ -104,7 +135,7 @@ impl RunHeadline {
         let none = DetailsHeadline::default();
         let d = self.solve_details.as_ref().unwrap_or(&none);
         let holds = |b: Option<bool>| b.unwrap_or(false);
-        let other_matchers = d.matcher_details.iter().flatten().filter(|m| !m.judge);
+        let other_matchers = d.matcher_details.iter().flatten().filter(|m| !m.is_judge());
         crate::report::judge_skips::RunFacts {
             passed: holds(self.passed),
             judge_skipped: holds(d.judge_skipped),

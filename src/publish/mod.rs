@@ -1,7 +1,9 @@
 //! `vaultbench publish`: the docs site. Markdown pages from `docs/` rendered
 //! to static HTML in `site/`, with the results table, per-baseline pages, the
 //! task matrix, the solve^k chart and the task catalog generated at build
-//! time from `evals/baselines/*.json` and the suite's tasks.
+//! time from `evals/baselines/*.json` and the suite's tasks; below each
+//! baseline, a page per task with its runs and, from the evidence archive,
+//! a page per run's transcript; compare pages for pairs of baselines.
 //!
 //! A pipeline of plain stages, as Zola's `Site`: load (config, templates,
 //! content, baselines, suite), render (markdown, templates), write. `--watch`
@@ -13,6 +15,8 @@
 
 pub mod args;
 pub mod baselines;
+pub mod charts;
+pub mod compare;
 pub mod config;
 pub mod content;
 pub mod highlight;
@@ -22,10 +26,12 @@ pub mod links;
 pub mod markdown;
 pub mod output;
 pub mod results;
+pub mod runs;
 pub mod search;
 mod serve;
 pub mod site;
 pub mod templates;
+pub mod transcripts;
 pub mod vitepress;
 pub mod watch;
 

@@ -20,8 +20,12 @@ use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
 
 use super::baselines::{AggregateHeadline, Baseline, Headline};
+use super::charts::{self, CostPoint, LineChart, Scatter, Series};
+use super::compare::{self, CompareIndex, PairPage};
 use super::config::SiteConfig;
 use super::links;
+use super::runs::{self, CategoryRow, FailureRow, TaskPage};
+use super::transcripts::Transcripts;
 use crate::format::task::{Matcher, Task};
 use crate::jsnum;
 use crate::report::judge_skips::JudgeSkips;
@@ -115,6 +119,9 @@ pub struct Row {
     pub solve_k: String,
     /// T1..T4 cells.
     pub tiers: Vec<String>,
+    /// The tier cells again, each with the anchor of its tasks on the
+    /// baseline's page (`tasks-t1`), `None` for an empty tier.
+    pub tier_cells: Vec<TierCell>,
     pub date: String,
     pub commit: Option<Commit>,
     /// The baseline's own page, from the site root (`baselines/x.html`): an
@@ -132,6 +139,15 @@ pub struct Row {
     pub tie: Option<Tie>,
     /// Set when a missing judge decided some of its runs.
     pub judge: Option<JudgeSkips>,
+    /// Extra columns after the interval: mean cost per run (USD) and mean turns.
+    pub mean_cost: String,
+    pub mean_turns: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TierCell {
+    pub text: String,
+    pub anchor: Option<String>,
 }
 
 /// `57.4% ±13.0`, with the bounds for the cell's title.
@@ -188,10 +204,28 @@ pub struct ResultsView {
     pub pages: Vec<BaselineView>,
     pub matrix: Matrix,
     pub chart: Chart,
+    /// solve^k over k = 1..n, a line per model (the first rows).
+    pub curve_chart: LineChart,
+    /// Models past the curve chart's lines, left to the tables.
+    pub curve_chart_omitted: usize,
+    pub cost_chart: Scatter,
+    pub compare: CompareIndex,
+    /// The task pages of every baseline, in table order (not for templates'
+    /// global data: they are rendered one by one).
+    #[serde(skip)]
+    pub task_pages: Vec<TaskPage>,
+    #[serde(skip)]
+    pub pairs: Vec<PairPage>,
 }
 
-/// Build the view of `baselines` against the current suite.
-pub fn view(baselines: &[Baseline], suite: &SuiteView, config: &SiteConfig) -> ResultsView {
+/// Build the view of `baselines` against the current suite, with the
+/// transcripts of their evidence (by baseline stem) where loaded.
+pub fn view(
+    baselines: &[Baseline],
+    suite: &SuiteView,
+    config: &SiteConfig,
+    evidence: &HashMap<String, Result<Transcripts, String>>,
+) -> ResultsView {
     let suite_ids = suite.ids();
     let mut order: Vec<usize> = (0..baselines.len()).collect();
     order.sort_by(|&a, &b| {
@@ -223,9 +257,55 @@ pub fn view(baselines: &[Baseline], suite: &SuiteView, config: &SiteConfig) -> R
         });
         row.tie = tie;
     }
-    let pages = sorted.iter().zip(&rows).zip(&summaries).map(|((b, r), s)| baseline_view(b, r, s.as_ref())).collect();
+    let mut below: Vec<runs::BaselineRuns> =
+        parallel_map(&sorted, |b| runs::baseline_runs(b, suite, evidence.get(&b.stem).and_then(|e| e.as_ref().ok())));
+    let pages = sorted
+        .iter()
+        .zip(&rows)
+        .zip(&summaries)
+        .zip(&mut below)
+        .map(|(((b, r), s), runs)| {
+            let mut view = baseline_view(b, r, s.as_ref(), runs);
+            view.evidence_problem = evidence.get(&b.stem).and_then(|e| e.as_ref().err().cloned());
+            view
+        })
+        .collect();
     let matrix = matrix(&sorted, &rows, suite);
     let chart = chart(&sorted, &rows);
+    let series: Vec<Series> = rows
+        .iter()
+        .zip(&summaries)
+        .filter_map(|(r, s)| {
+            let s = s.as_ref()?;
+            let points = s.curve.iter().map(|p| (f64::from(p.k), p.solve.estimate)).collect();
+            Some(Series { name: format!("{} ({})", r.model, r.provider), points })
+        })
+        .collect();
+    let curve_chart = charts::curve(&series, "k");
+    let curve_chart_omitted = series.len().saturating_sub(charts::MAX_SERIES);
+    let cost_chart = charts::cost(
+        &sorted
+            .iter()
+            .zip(&rows)
+            .filter_map(|(b, r)| {
+                let a = &b.headline.aggregate;
+                Some(CostPoint {
+                    name: format!("{} ({})", r.model, r.provider),
+                    cost_usd: a.mean_cost_usd?,
+                    solve_k: a.solve_k_rate?,
+                })
+            })
+            .collect::<Vec<_>>(),
+    );
+    let entries: Vec<compare::Entry> = rows
+        .iter()
+        .zip(&sorted)
+        .zip(&counts)
+        .zip(&below)
+        .map(|(((row, b), counts), runs)| compare::Entry { row, stem: &b.stem, counts, pages: &runs.pages })
+        .collect();
+    let (compare, pairs) = compare::pages(&entries, &settings);
+    let task_pages = below.into_iter().flat_map(|r| r.tasks).collect();
     let differing = rows.iter().filter(|r| r.suite_diff.is_some()).count();
     let mut half_widths: Vec<f64> = summaries.iter().flatten().map(|s| s.solve_k.half_width()).collect();
     half_widths.sort_by(f64::total_cmp);
@@ -237,7 +317,22 @@ pub fn view(baselines: &[Baseline], suite: &SuiteView, config: &SiteConfig) -> R
     });
     let tied = rows.iter().filter(|r| r.tie.is_some()).count();
     let unjudged = rows.iter().filter(|r| r.judge.is_some()).count();
-    ResultsView { rows, differing, noise_floor, tied, unjudged, pages, matrix, chart }
+    ResultsView {
+        rows,
+        differing,
+        noise_floor,
+        tied,
+        unjudged,
+        pages,
+        matrix,
+        chart,
+        curve_chart,
+        curve_chart_omitted,
+        cost_chart,
+        compare,
+        task_pages,
+        pairs,
+    }
 }
 
 /// Below this many items one thread is as fast.
@@ -245,7 +340,7 @@ const PARALLEL_MIN_ITEMS: usize = 8;
 
 /// `items.map(f)`, spread over the cores when there are many: a bootstrap
 /// per baseline is a millisecond or two, which a site of hundreds feels.
-fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(crate) fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     if threads < 2 || items.len() < PARALLEL_MIN_ITEMS {
         return items.iter().map(f).collect();
@@ -352,6 +447,14 @@ fn row(b: &Baseline, suite_ids: Option<&BTreeSet<&str>>, config: &SiteConfig) ->
         pass_k: rate(a.pass_k_rate),
         solve_k: rate(a.solve_k_rate),
         tiers: TIERS.iter().map(|t| tier_cell(a, t)).collect(),
+        tier_cells: TIERS
+            .iter()
+            .map(|t| {
+                let text = tier_cell(a, t);
+                let anchor = (text != MISSING).then(|| tier_anchor(t));
+                TierCell { text, anchor }
+            })
+            .collect(),
         date: h
             .run_id
             .as_deref()
@@ -365,7 +468,16 @@ fn row(b: &Baseline, suite_ids: Option<&BTreeSet<&str>>, config: &SiteConfig) ->
         interval: None,
         tie: None,
         judge: Some(judge_skips(h)).filter(JudgeSkips::matters),
+        mean_cost: number(a.mean_cost_usd, 6),
+        mean_turns: number(a.mean_turns, 1),
     }
+}
+
+/// The id of a tier's tasks on a baseline's page: `tasks-t1`.
+pub fn tier_anchor(tier: &str) -> String {
+    let slug: String =
+        tier.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).take(40).collect();
+    format!("tasks-{slug}")
 }
 
 fn judge_skips(h: &Headline) -> JudgeSkips {
@@ -390,6 +502,26 @@ pub struct BaselineView {
     pub intervals: Option<String>,
     /// Runs whose judge matchers were skipped, whether or not that decided them.
     pub judge_skips: Option<JudgeSkips>,
+    /// The tasks grouped by tier, in tier order.
+    pub task_groups: Vec<TaskGroup>,
+    /// How many unsolved runs failed on each kind of check.
+    pub failures: Vec<FailureRow>,
+    pub unsolved: usize,
+    pub categories: Vec<CategoryRow>,
+    /// pass^k and solve^k over k, with the curve table as its text.
+    pub curve_chart: Option<LineChart>,
+    /// Runs with a transcript page.
+    pub transcripts: usize,
+    /// Why the evidence archive could not be read, when it could not.
+    pub evidence_problem: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskGroup {
+    pub tier: String,
+    /// `tasks-t1`.
+    pub anchor: String,
+    pub tasks: Vec<TaskView>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -437,9 +569,13 @@ pub struct TaskView {
     pub turns: String,
     pub tool_calls: String,
     pub cost_usd: String,
+    /// The task's page (logical path).
+    pub page: Option<String>,
+    /// One line on why its unsolved runs failed.
+    pub failed_on: String,
 }
 
-fn number(x: Option<f64>, places: usize) -> String {
+pub(crate) fn number(x: Option<f64>, places: usize) -> String {
     x.filter(|x| x.is_finite()).map_or_else(|| MISSING.into(), |x| jsnum::to_fixed(x, places))
 }
 
@@ -452,7 +588,7 @@ fn tier_key(t: &str) -> (usize, &str) {
     (TIERS.iter().position(|x| *x == t).unwrap_or(TIERS.len()), t)
 }
 
-fn baseline_view(b: &Baseline, row: &Row, summary: Option<&Summary>) -> BaselineView {
+fn baseline_view(b: &Baseline, row: &Row, summary: Option<&Summary>, below: &mut runs::BaselineRuns) -> BaselineView {
     let h = &b.headline;
     let a = &h.aggregate;
     let bounds = |f: fn(&Summary) -> &Interval| summary.map(|s| stats::bounds(f(s)));
@@ -512,6 +648,8 @@ fn baseline_view(b: &Baseline, row: &Row, summary: Option<&Summary>) -> Baseline
                 turns: number(t.metrics.turns, 1),
                 tool_calls: number(t.metrics.tool_calls, 1),
                 cost_usd: number(t.metrics.cost_usd, 6),
+                page: t.id.as_ref().and_then(|id| below.pages.get(id).cloned()),
+                failed_on: String::new(),
             }
         })
         .collect();
@@ -533,6 +671,36 @@ fn baseline_view(b: &Baseline, row: &Row, summary: Option<&Summary>) -> Baseline
             s.bootstrap.resamples
         )
     });
+    // Why each task's unsolved runs failed, from its page's runs.
+    let why: HashMap<&str, String> = below
+        .tasks
+        .iter()
+        .map(|p| {
+            let mut kinds: Vec<&str> =
+                p.runs.iter().flat_map(|r| r.failed_on.split(", ")).filter(|k| !k.is_empty()).collect();
+            kinds.sort_by_key(|k| runs::FAILURE_KINDS.iter().position(|x| x == k));
+            kinds.dedup();
+            (p.id.as_str(), kinds.join(", "))
+        })
+        .collect();
+    for t in &mut tasks {
+        t.failed_on = why.get(t.id.as_str()).cloned().unwrap_or_default();
+    }
+    let mut task_groups: Vec<TaskGroup> = Vec::new();
+    for t in tasks.iter().cloned() {
+        match task_groups.last_mut() {
+            Some(g) if g.tier == t.tier => g.tasks.push(t),
+            _ => task_groups.push(TaskGroup { anchor: tier_anchor(&t.tier), tier: t.tier.clone(), tasks: vec![t] }),
+        }
+    }
+    let curve_chart = summary.filter(|s| !s.curve.is_empty()).map(|s| {
+        let line = |name: &str, f: fn(&stats::summary::CurvePoint) -> f64| Series {
+            name: name.into(),
+            points: s.curve.iter().map(|p| (f64::from(p.k), f(p))).collect(),
+        };
+        charts::curve(&[line("pass^k", |p| p.pass.estimate), line("solve^k", |p| p.solve.estimate)], "k")
+    });
+    let transcripts = below.tasks.iter().map(|t| t.transcripts.len()).sum();
     let skips = judge_skips(h);
     BaselineView {
         row: row.clone(),
@@ -544,6 +712,13 @@ fn baseline_view(b: &Baseline, row: &Row, summary: Option<&Summary>) -> Baseline
         curve,
         intervals,
         judge_skips: (skips.runs > 0).then_some(skips),
+        task_groups,
+        failures: std::mem::take(&mut below.failures),
+        unsolved: below.unsolved,
+        categories: std::mem::take(&mut below.categories),
+        curve_chart,
+        transcripts,
+        evidence_problem: None,
     }
 }
 
@@ -689,7 +864,7 @@ const CHART_HEADER: u32 = 28;
 /// What fits in the label column at the chart's font size.
 const CHART_LABEL_CHARS: usize = 34;
 
-fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
     }
@@ -774,7 +949,7 @@ mod tests {
                 "aggregate": {"total_tasks": 54, "n_runs": 5, "pass_k_rate": 100, "solve_k_rate": 74.1,
                 "by_difficulty": {"T3": {"total_tasks": 29, "solve_k_count": 19}, "T1": {"total_tasks": 0}}}}"#,
         );
-        let v = view(&[b], &SuiteView::empty("t".into()), &config());
+        let v = view(&[b], &SuiteView::empty("t".into()), &config(), &HashMap::new());
         let r = &v.rows[0];
         assert_eq!(
             (r.k.as_str(), r.tasks.as_str(), r.pass_k.as_str(), r.solve_k.as_str()),
@@ -790,7 +965,7 @@ mod tests {
 
     #[test]
     fn missing_fields_collapse_to_defaults() {
-        let v = view(&[baseline("e", "{}")], &SuiteView::empty("t".into()), &SiteConfig::default());
+        let v = view(&[baseline("e", "{}")], &SuiteView::empty("t".into()), &SiteConfig::default(), &HashMap::new());
         let r = &v.rows[0];
         assert_eq!((r.model.as_str(), r.provider.as_str()), (UNKNOWN, UNKNOWN));
         assert_eq!((r.k.as_str(), r.tasks.as_str()), ("0", "0"));
@@ -798,7 +973,12 @@ mod tests {
         assert!(r.commit.is_none());
         assert!(r.tiers.iter().all(|t| t == MISSING));
         // No repository configured: the commit is shown without a link.
-        let v = view(&[baseline("s", r#"{"git_sha": "abc"}"#)], &SuiteView::empty("t".into()), &SiteConfig::default());
+        let v = view(
+            &[baseline("s", r#"{"git_sha": "abc"}"#)],
+            &SuiteView::empty("t".into()),
+            &SiteConfig::default(),
+            &HashMap::new(),
+        );
         assert_eq!(v.rows[0].commit.as_ref().unwrap().url, None);
     }
 
@@ -811,7 +991,7 @@ mod tests {
             baseline("d", r#"{"model": "top", "provider": "z", "aggregate": {"solve_k_rate": 90.5}}"#),
             baseline("e", r#"{"model": "none"}"#),
         ];
-        let v = view(&bs, &SuiteView::empty("t".into()), &config());
+        let v = view(&bs, &SuiteView::empty("t".into()), &config(), &HashMap::new());
         let models: Vec<_> = v.rows.iter().map(|r| r.model.as_str()).collect();
         assert_eq!(models, ["top", "z", "a", "b", "none"]);
     }
@@ -829,7 +1009,7 @@ mod tests {
             baseline("same", r#"{"tasks": [{"id": "a"}, {"id": "b"}, {"id": "c"}]}"#),
             baseline("old", r#"{"tasks": [{"id": "a"}, {"id": "gone"}]}"#),
         ];
-        let v = view(&bs, &suite, &config());
+        let v = view(&bs, &suite, &config(), &HashMap::new());
         let old = v.rows.iter().find(|r| r.file == "old.json").unwrap();
         assert_eq!(
             old.suite_diff,
@@ -848,7 +1028,7 @@ mod tests {
             "x",
             r#"{"model": "m", "aggregate": {"by_difficulty": {"T1": {"total_tasks": 4, "solve_k_count": 1}}}}"#,
         );
-        let v = view(&[b], &SuiteView::empty("t".into()), &config());
+        let v = view(&[b], &SuiteView::empty("t".into()), &config(), &HashMap::new());
         let bars = &v.chart.rows[0].bars;
         assert_eq!(bars[0].width, 27.5);
         assert_eq!(bars[0].text, "1/4");

@@ -13,6 +13,7 @@ use serde::Serialize;
 use tera::{Context, Value};
 
 use super::baselines::{self, Baseline};
+use super::compare;
 use super::config::{self, SiteConfig};
 use super::content::{self, Content, Outline, Page};
 use super::highlight;
@@ -24,6 +25,7 @@ use super::output::{self, OutData, OutFile, WriteStats};
 use super::results::{self, SuiteView};
 use super::search::{self, SearchIndex};
 use super::templates::{self, StaticFile, Templates};
+use super::transcripts::{self, Transcripts};
 use super::vitepress;
 use super::{BuildReport, PublishOptions, Warning};
 use crate::report::evidence;
@@ -71,6 +73,8 @@ pub const SITEMAP_FILE: &str = "sitemap.xml";
 const RESULTS_DESCRIPTION: &str =
     "Every blessed baseline: pass^k and solve^k of each model on the suite, by difficulty tier, with its commit.";
 const MATRIX_DESCRIPTION: &str = "Solved runs out of k for every task of every blessed baseline, side by side.";
+const COMPARE_DESCRIPTION: &str =
+    "Two blessed baselines side by side: every task where they differ, with a paired test of the difference.";
 const CATALOG_DESCRIPTION: &str =
     "The tasks of the current suite: tier, category, the tools each expects or forbids, and its checks.";
 
@@ -85,6 +89,9 @@ pub struct Site {
     content: Content,
     baselines: Vec<Baseline>,
     baseline_warnings: Vec<Warning>,
+    /// The transcripts of each baseline's evidence archive, by stem, or why
+    /// the archive could not be read.
+    evidence: HashMap<String, Result<Transcripts, String>>,
     suite: SuiteView,
     suite_warnings: Vec<Warning>,
     /// "Last updated" dates of the docs pages.
@@ -266,6 +273,7 @@ impl Site {
             highlight::prepare(content.pages.iter().map(|p| p.body.clone()).collect());
             let templates = templates::load(&options.templates)?;
             let (baselines, baseline_warnings) = baselines::load_dir(&options.baselines)?;
+            let evidence = load_evidence(&options.baselines, &baselines);
             let (suite, suite_warnings) = load_suite(&options.suite);
             let history = history.join().unwrap_or_default();
             Ok(Site {
@@ -275,6 +283,7 @@ impl Site {
                 content,
                 baselines,
                 baseline_warnings,
+                evidence,
                 suite,
                 suite_warnings,
                 history,
@@ -294,6 +303,7 @@ impl Site {
             }
             ChangeKind::Baselines => {
                 (self.baselines, self.baseline_warnings) = baselines::load_dir(&self.options.baselines)?;
+                self.evidence = load_evidence(&self.options.baselines, &self.baselines);
             }
             ChangeKind::Tasks => (self.suite, self.suite_warnings) = load_suite(&self.options.suite),
         }
@@ -315,7 +325,7 @@ impl Site {
         let mut warnings: Vec<Warning> = Vec::new();
         warnings.extend(self.baseline_warnings.iter().cloned());
         warnings.extend(self.suite_warnings.iter().cloned());
-        let results = results::view(&self.baselines, &self.suite, &self.config);
+        let results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence);
         let clean = self.config.clean_urls;
 
         // Data every template sees; the generated fragments render from it on demand.
@@ -331,11 +341,16 @@ impl Site {
         }
         self.templates.fragments.begin_build(self.templates.tera.clone());
 
-        let generated: Vec<String> = [RESULTS_PAGE, MATRIX_PAGE, CATALOG_PAGE]
-            .into_iter()
-            .map(String::from)
-            .chain(results.rows.iter().map(|r| r.page.clone()))
-            .collect();
+        let generated: Vec<String> =
+            [RESULTS_PAGE, MATRIX_PAGE, CATALOG_PAGE, compare::INDEX_PAGE]
+                .into_iter()
+                .map(String::from)
+                .chain(results.rows.iter().map(|r| r.page.clone()))
+                .chain(results.task_pages.iter().flat_map(|t| {
+                    std::iter::once(t.url.clone()).chain(t.transcripts.iter().map(|(url, _)| url.clone()))
+                }))
+                .chain(results.pairs.iter().map(|p| p.url.clone()))
+                .collect();
         let index = SiteIndex {
             pages: self.content.pages.iter().map(|p| p.rel.clone()).collect(),
             outputs: self
@@ -448,6 +463,7 @@ impl Site {
             (RESULTS_PAGE, "results.html", "Results", RESULTS_DESCRIPTION),
             (MATRIX_PAGE, "matrix.html", "Task matrix", MATRIX_DESCRIPTION),
             (CATALOG_PAGE, "catalog.html", "Task catalog", CATALOG_DESCRIPTION),
+            (compare::INDEX_PAGE, "compare.html", "Compare two models", COMPARE_DESCRIPTION),
         ] {
             let (prev, next) = neighbours(url);
             let info = PageInfo {
@@ -496,6 +512,71 @@ impl Site {
             ctx.insert("evidence", &link);
             let levels = OutlineLevels::default();
             outgoing.push(Outgoing { url: url.into(), template: "baseline.html", ctx, title, levels, searched: true });
+        }
+        // Below each baseline: a page per task (its runs), a page per run's
+        // transcript; and a page per compared pair. Searched by their titles
+        // only (the templates mark the rest `data-search-skip`); transcripts
+        // and pairs not at all.
+        for task in &results.task_pages {
+            let title = format!("{} · {} ({})", task.id, task.model, task.provider);
+            let description = format!(
+                "{} runs of task {} by {} on {}: how each ended, every check, the response.",
+                task.runs.len(),
+                task.id,
+                task.model,
+                task.provider
+            );
+            let info = PageInfo {
+                title: &title,
+                url: &task.url,
+                description: Some(&description),
+                permalink: self.permalink(&task.url),
+                ..PageInfo::default()
+            };
+            let mut ctx = self.context(&task.url, &info);
+            ctx.insert("task", task);
+            let levels = OutlineLevels { min: 7, max: 7 };
+            outgoing.push(Outgoing {
+                url: task.url.clone(),
+                template: "task.html",
+                ctx,
+                title: title.clone(),
+                levels,
+                searched: true,
+            });
+            for (url, transcript) in &task.transcripts {
+                let Some(run) = task.runs.iter().find(|r| r.transcript.as_deref() == Some(url.as_str())) else {
+                    continue;
+                };
+                let title = format!("Transcript of {} run {} · {} ({})", task.id, run.n, task.model, task.provider);
+                let info = PageInfo { title: &title, url, ..PageInfo::default() };
+                let mut ctx = self.context(url, &info);
+                ctx.insert("task", &task.brief());
+                ctx.insert("run", run);
+                ctx.insert("transcript", transcript);
+                outgoing.push(Outgoing {
+                    url: url.clone(),
+                    template: "transcript.html",
+                    ctx,
+                    title,
+                    levels: OutlineLevels { min: 7, max: 7 },
+                    searched: false,
+                });
+            }
+        }
+        for pair in &results.pairs {
+            let title = format!("{} vs {}", pair.a.model, pair.b.model);
+            let info = PageInfo { title: &title, url: &pair.url, ..PageInfo::default() };
+            let mut ctx = self.context(&pair.url, &info);
+            ctx.insert("pair", pair);
+            outgoing.push(Outgoing {
+                url: pair.url.clone(),
+                template: "pair.html",
+                ctx,
+                title,
+                levels: OutlineLevels { min: 7, max: 7 },
+                searched: false,
+            });
         }
         // The page a server shows for a missing address: it may be served at
         // any depth, so its links start from the base path, not relative.
@@ -558,7 +639,7 @@ impl Site {
             files,
             warnings,
             pages: rendered.len(),
-            generated: 3 + results.pages.len(),
+            generated: generated.len(),
             assets,
             baselines: self.baselines.len(),
         })
@@ -660,6 +741,25 @@ impl Site {
             format!("{name} (built in)")
         }
     }
+}
+
+/// The transcripts of each baseline's evidence archive (found from its run
+/// id, as `report::evidence` names it), read on several threads. An archive
+/// that cannot be read is not a build warning (the baseline itself is fine):
+/// its page says why, and its runs are shown without transcripts.
+fn load_evidence(dir: &Path, baselines: &[Baseline]) -> HashMap<String, Result<Transcripts, String>> {
+    let found: Vec<(&Baseline, std::path::PathBuf)> = baselines
+        .iter()
+        .filter_map(|b| {
+            let archive = evidence::archive_path(&dir.join(b.path.file_name()?), b.headline.run_id.as_deref()?)?;
+            std::fs::symlink_metadata(&archive).ok().filter(|m| m.is_file()).map(|_| (b, archive))
+        })
+        .collect();
+    results::parallel_map(&found, |(b, archive)| {
+        (b.stem.clone(), transcripts::load(archive).map_err(|e| format!("{e:#}")))
+    })
+    .into_iter()
+    .collect()
 }
 
 /// Load the suite for the catalog and the suite marks. A suite that does not
@@ -801,7 +901,12 @@ fn navigation(rendered: &[RenderedPage], site_title: &str) -> (Vec<NavEntry>, Ve
         nav.push(entry("end-section", String::new(), String::new(), Vec::new()));
     }
     nav.push(entry("section", "Results".into(), String::new(), Vec::new()));
-    for (url, title) in [(RESULTS_PAGE, "Results"), (MATRIX_PAGE, "Task matrix"), (CATALOG_PAGE, "Task catalog")] {
+    for (url, title) in [
+        (RESULTS_PAGE, "Results"),
+        (compare::INDEX_PAGE, "Compare two models"),
+        (MATRIX_PAGE, "Task matrix"),
+        (CATALOG_PAGE, "Task catalog"),
+    ] {
         nav.push(entry("page", title.into(), url.into(), Vec::new()));
         order.push(PageLink { title: title.into(), url: url.into() });
     }

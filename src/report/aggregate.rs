@@ -254,6 +254,7 @@ pub(crate) mod tests {
                 tool_budget_ok: true,
             },
             timed_out: None,
+            end_reason: None,
             transcript_path: String::new(),
         }
     }

@@ -126,10 +126,26 @@ pub fn write(result: &ResultFile, source: &Path, out: &Path) -> Result<Archived>
 /// [`Limits::max_input_file_bytes`], so a crafted archive cannot write
 /// anywhere or fill memory.
 pub fn read(archive: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    for_each_entry(archive, |name, size, data| {
+        let mut bytes = Vec::with_capacity(size as usize);
+        data.read_to_end(&mut bytes).with_context(|| format!("reading {name} in {}", archive.display()))?;
+        if out.insert(name.to_string(), bytes).is_some() {
+            return Err(anyhow!("{}: entry `{name}` appears twice", archive.display()));
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Stream an evidence archive: `each(name, size, contents)` for every
+/// entry in turn, after the checks of [`read`] (plain regular files, the
+/// whole within the cap); `contents` yields at most `size` bytes. Only one
+/// entry is ever unpacked at a time.
+pub fn for_each_entry(archive: &Path, mut each: impl FnMut(&str, u64, &mut dyn Read) -> Result<()>) -> Result<()> {
     let cap = Limits::default().max_input_file_bytes;
     let file = std::fs::File::open(archive).with_context(|| format!("opening {}", archive.display()))?;
-    let mut tar = tar::Archive::new(GzDecoder::new(file));
-    let mut out = BTreeMap::new();
+    let mut tar = tar::Archive::new(GzDecoder::new(std::io::BufReader::new(file)));
     let mut total: u64 = 0;
     for entry in tar.entries().with_context(|| format!("reading {}", archive.display()))? {
         let entry = entry.with_context(|| format!("reading {}", archive.display()))?;
@@ -144,13 +160,9 @@ pub fn read(archive: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
         if total > cap {
             bail!("{}: the transcripts unpack to more than {} MiB", archive.display(), cap >> 20);
         }
-        let mut bytes = Vec::with_capacity(size as usize);
-        entry.take(size).read_to_end(&mut bytes).with_context(|| format!("reading {name} in {}", archive.display()))?;
-        if out.insert(name.clone(), bytes).is_some() {
-            return Err(anyhow!("{}: entry `{name}` appears twice", archive.display()));
-        }
+        each(&name, size, &mut entry.take(size))?;
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

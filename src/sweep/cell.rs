@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{self, Ending, Request, Transcript};
-use crate::format::result::{RunMetrics, RunRecord};
+use crate::format::result::{EndReason, RunMetrics, RunRecord};
 use crate::format::task::{Task, VaultAssertion};
 use crate::limits::Limits;
 use crate::pricing::Pricing;
@@ -131,6 +131,11 @@ pub async fn run(env: &CellEnv<'_>, task: &Task, model: &dyn Model, keep: Option
             errors: outcome.errors,
             solve_details: verdict.solve_details,
             timed_out: (outcome.ending == Ending::TimedOut).then_some(true),
+            end_reason: match outcome.ending {
+                Ending::TurnLimit => Some(EndReason::TurnLimit),
+                Ending::ContextExceeded => Some(EndReason::ContextExceeded),
+                Ending::Answered | Ending::TimedOut | Ending::HarnessError => None,
+            },
             transcript_path: String::new(),
         },
         transcript: outcome.transcript,
@@ -165,6 +170,7 @@ pub async fn harness_failure(env: &CellEnv<'_>, task: &Task, error: String) -> C
             errors,
             solve_details: verdict.solve_details,
             timed_out: None,
+            end_reason: None,
             transcript_path: String::new(),
         },
         transcript: Transcript {

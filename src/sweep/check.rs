@@ -28,7 +28,7 @@ use super::cell::{self, CellEnv};
 use crate::agent::transcript::Event;
 use crate::format::alternative::{Label, Origin, Source};
 use crate::format::reference::{Reference, ReferenceStep};
-use crate::format::result::{MatcherDetail, RunRecord};
+use crate::format::result::{EndReason, MatcherDetail, RunRecord};
 use crate::format::task::Task;
 use crate::limits::Limits;
 use crate::pricing::Pricing;
@@ -275,6 +275,8 @@ pub fn failing_checks(task: &Task, record: &RunRecord, with_judge: bool) -> Stri
         why.push(format!("harness error: {}", record.errors.join("; ")));
     } else if record.timed_out == Some(true) {
         why.push(format!("timed out after timeoutMs = {}", task.timeout_ms));
+    } else if record.end_reason == Some(EndReason::ContextExceeded) {
+        why.push("the conversation outgrew the model's context window".to_string());
     } else if !record.passed {
         why.push(format!("no final answer within maxTurns = {}", task.max_turns));
     }

@@ -43,6 +43,97 @@
   var outline = document.querySelector(".outline details");
   if (outline && window.matchMedia && window.matchMedia("(min-width: 72em)").matches) outline.open = true;
 
+  // Tables marked data-sortable: each header sorts by its column (again:
+  // the other way). Numbers sort as numbers (`57.4%`, `19/29` as a
+  // fraction, `—` last); anything else as text. data-filterable adds a text
+  // filter and a provider menu above the table. The table is whole without this.
+  function cellKey(td) {
+    var text = (td ? td.textContent : "").trim();
+    var frac = /^(\d+)\/(\d+)/.exec(text);
+    if (frac) return Number(frac[2]) > 0 ? Number(frac[1]) / Number(frac[2]) : -1;
+    var num = /^-?\d+(\.\d+)?/.exec(text);
+    if (num) return Number(num[0]);
+    return text === "\u2014" || text === "" ? null : text.toLowerCase();
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("table[data-sortable]"), function (table) {
+    var body = table.tBodies[0];
+    if (!body) return;
+    var heads = table.tHead ? table.tHead.rows[0].cells : [];
+    Array.prototype.forEach.call(heads, function (th, column) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "sort";
+      while (th.firstChild) button.appendChild(th.firstChild);
+      th.appendChild(button);
+      button.addEventListener("click", function () {
+        var descending = th.getAttribute("aria-sort") !== "descending";
+        Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+        th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.forEach(function (row, i) { row._order = i; });
+        rows.sort(function (a, b) {
+          var x = cellKey(a.cells[column]), y = cellKey(b.cells[column]);
+          if (x === null || y === null) return x === y ? a._order - b._order : (x === null ? 1 : -1);
+          var c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+          return (descending ? -c : c) || a._order - b._order;
+        });
+        rows.forEach(function (row) { body.appendChild(row); });
+      });
+    });
+    if (!table.hasAttribute("data-filterable")) return;
+    var tools = document.createElement("div");
+    tools.className = "table-tools";
+    var id = "filter-" + Math.random().toString(36).slice(2, 8);
+    tools.innerHTML = '<label for="' + id + '">Filter</label><input type="search" id="' + id + '" class="filter-text" placeholder="model, provider, date\u2026" autocomplete="off">' +
+      '<label for="' + id + '-p">Provider</label><select id="' + id + '-p" class="filter-provider"><option value="">all</option></select>' +
+      '<span class="count" role="status" aria-live="polite"></span>';
+    var select = tools.querySelector("select");
+    var providers = {};
+    Array.prototype.forEach.call(body.rows, function (row) {
+      var p = row.querySelector("td.provider");
+      if (p) providers[p.textContent.trim()] = true;
+    });
+    Object.keys(providers).sort().forEach(function (p) {
+      var option = document.createElement("option");
+      option.value = p;
+      option.textContent = p;
+      select.appendChild(option);
+    });
+    var scroller = table.closest(".table-scroll") || table;
+    scroller.parentNode.insertBefore(tools, scroller);
+    var text = tools.querySelector("input"), count = tools.querySelector(".count");
+    function filter() {
+      var words = text.value.toLowerCase().split(/\s+/).filter(Boolean), provider = select.value, shown = 0;
+      Array.prototype.forEach.call(body.rows, function (row) {
+        var hay = row.textContent.toLowerCase();
+        var p = row.querySelector("td.provider");
+        var ok = words.every(function (w) { return hay.indexOf(w) >= 0; }) && (!provider || (p && p.textContent.trim() === provider));
+        row.hidden = !ok;
+        if (ok) shown++;
+      });
+      count.textContent = shown + " of " + body.rows.length + " shown";
+    }
+    text.addEventListener("input", filter);
+    select.addEventListener("change", filter);
+  });
+
+  // Compare: two menus lead to the page of that pair (in either order).
+  var pick = document.getElementById("compare-pick");
+  if (pick) {
+    pick.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var a = document.getElementById("compare-a").value, b = document.getElementById("compare-b").value;
+      var status = pick.querySelector(".compare-status");
+      if (a === b) { status.textContent = "Choose two different models."; return; }
+      var links = document.querySelectorAll("ul.pairs a");
+      for (var i = 0; i < links.length; i++) {
+        var x = links[i].getAttribute("data-a"), y = links[i].getAttribute("data-b");
+        if ((x === a && y === b) || (x === b && y === a)) { location.href = links[i].href; return; }
+      }
+      status.textContent = "This pair has no page; the list below has every comparison there is.";
+    });
+  }
+
   // Copy buttons on code blocks.
   function copyText(text, done) {
     if (navigator.clipboard && window.isSecureContext) {

@@ -40,6 +40,22 @@ function htmlPages(dir, prefix = "") {
   return pages;
 }
 
+// Every page but the generated run-level ones, of which one of each kind
+// (a task's runs, a transcript, a comparison): they share their templates,
+// and a site has hundreds of them.
+function pagesToAudit(all) {
+  const seen = new Set();
+  return all.filter((p) => {
+    const kind = /^baselines\/[^/]+\/[^/]+\/run-\d+\.html$/.test(p) ? "transcript"
+      : /^baselines\/[^/]+\/[^/]+\.html$/.test(p) ? "task"
+      : p.startsWith("compare/") ? "pair" : null;
+    if (!kind) return true;
+    if (seen.has(kind)) return false;
+    seen.add(kind);
+    return true;
+  });
+}
+
 function serve() {
   const server = createServer((req, res) => {
     let path = decodeURIComponent(new URL(req.url, "http://x").pathname);
@@ -114,7 +130,7 @@ try {
     try {
       if (args.axe) {
         const axeSource = readFileSync(requireFrom.resolve("axe-core/axe.min.js"), "utf8");
-        const pages = args.axe === "all" ? htmlPages(site) : args.axe.split(",");
+        const pages = args.axe === "all" ? pagesToAudit(htmlPages(site)) : args.axe.split(",");
         for (const theme of ["light", "dark"]) {
           for (const pagePath of pages) {
             const page = await browser.newPage();

@@ -105,6 +105,7 @@ pub fn run_record(task: &str, passed: bool, solved: bool) -> RunRecord {
             tool_budget_ok: true,
         },
         timed_out: None,
+        end_reason: None,
         transcript_path: String::new(),
     }
 }

@@ -31,7 +31,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 /// The cells of every body row of the first `<table class="results">`, as text.
 pub fn results_rows(html: &str) -> Vec<Vec<String>> {
-    let start = html.find("<table class=\"results\">").expect("a results table");
+    let start = html.find("<table class=\"results\"").expect("a results table");
     let table = &html[start..start + html[start..].find("</table>").unwrap()];
     let body = &table[table.find("<tbody>").unwrap()..];
     body.split("<tr")
@@ -231,4 +231,51 @@ pub fn find_program(name: &str, also: &[&str]) -> Option<PathBuf> {
         .map(|p| std::env::split_paths(&p).map(|d| d.join(name)).collect::<Vec<_>>())
         .unwrap_or_default();
     on_path.into_iter().chain(also.iter().map(PathBuf::from)).find(|p| p.is_file())
+}
+
+/// Bless-like: write `result` as the baseline `<baselines>/<stem>.json` with an
+/// evidence archive holding `transcripts` (entry name, JSON text), made by
+/// the same code `bless` uses. Each run's `transcript_path` must name its entry.
+pub fn write_baseline_with_evidence(
+    baselines: &Path,
+    stem: &str,
+    result: &vaultbench::format::result::ResultFile,
+    transcripts: &[(String, String)],
+) {
+    let scratch = tempfile::tempdir().unwrap();
+    let source = scratch.path().join("result.json");
+    vaultbench::report::write_result(&source, result).unwrap();
+    let folder = vaultbench::report::evidence::transcripts_dir(&source);
+    std::fs::create_dir_all(&folder).unwrap();
+    for (name, text) in transcripts {
+        std::fs::write(folder.join(name), text).unwrap();
+    }
+    let baseline = baselines.join(format!("{stem}.json"));
+    vaultbench::report::write_result(&baseline, result).unwrap();
+    let archive = vaultbench::report::evidence::archive_path(&baseline, &result.run_id.0).unwrap();
+    std::fs::create_dir_all(archive.parent().unwrap()).unwrap();
+    let archived = vaultbench::report::evidence::write(result, &source, &archive).unwrap();
+    assert_eq!(archived.archived, transcripts.len(), "missing: {:?}", archived.missing);
+}
+
+/// A transcript as the agent writes it, with `user` as the user's message
+/// and `result` as the one tool call's answer.
+pub fn transcript_json(user: &str, result: &str, end: &str) -> String {
+    serde_json::json!({
+        "system_prompt": "You are an assistant working inside the user's notes vault.",
+        "tools": ["read_file"],
+        "events": [
+            {"type": "user_message", "text": user},
+            {"type": "model_call", "turn": 1, "at_ms": 0, "duration_ms": 900,
+             "usage": {"prompt_tokens": 1200, "cached_tokens": null, "output_tokens": 20},
+             "text": "", "tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "notes/<a>.md"}}]},
+            {"type": "tool_call", "turn": 1, "id": "c1", "name": "read_file", "arguments": {"path": "notes/<a>.md"},
+             "success": true, "result": {"success": true, "data": result}, "duration_us": 120},
+            {"type": "model_call", "turn": 2, "at_ms": 900, "duration_ms": 500,
+             "usage": {"prompt_tokens": 1300, "cached_tokens": null, "output_tokens": 12},
+             "text": "The answer.", "tool_calls": []}
+        ],
+        "end": {"reason": end, "detail": "", "duration_ms": 1400}
+    })
+    .to_string()
 }

@@ -1,0 +1,283 @@
+//! Geometry of the site's line and scatter charts, drawn by the templates as
+//! inline SVG (readable without JavaScript; each comes with a table or a
+//! list as its text alternative): the pass^k / solve^k curve over k, one
+//! line per model, and the mean cost per run against solve^k.
+//!
+//! Pure functions of figures already computed (`stats`, the baselines'
+//! aggregates); nothing here decides what a figure is.
+
+use serde::Serialize;
+
+use crate::jsnum;
+
+/// Lines drawn in one curve chart; later rows are left to the table.
+pub const MAX_SERIES: usize = 8;
+const WIDTH: f64 = 640.0;
+const HEIGHT: f64 = 280.0;
+const LEFT: f64 = 48.0;
+const RIGHT: f64 = 190.0;
+const TOP: f64 = 16.0;
+const BOTTOM: f64 = 40.0;
+const LABEL_CHARS: usize = 28;
+/// The least vertical room between two end labels.
+const LABEL_GAP: f64 = 13.0;
+
+/// One line: a name and (x, y) values, y in percent.
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LineChart {
+    pub width: f64,
+    pub height: f64,
+    pub plot: Plot,
+    pub y_ticks: Vec<Tick>,
+    pub x_ticks: Vec<Tick>,
+    pub lines: Vec<Line>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plot {
+    pub left: f64,
+    pub top: f64,
+    pub right: f64,
+    pub bottom: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Tick {
+    pub at: f64,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Line {
+    /// `x,y x,y ...` for `<polyline points>`.
+    pub points: String,
+    pub dots: Vec<Dot>,
+    /// The colour's class, `series-0`.. (cycling through eight).
+    pub class: String,
+    pub label: String,
+    pub title: String,
+    pub label_x: f64,
+    pub label_y: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Dot {
+    pub x: f64,
+    pub y: f64,
+    /// `k = 3: 57.4%`.
+    pub title: String,
+}
+
+fn px(x: f64) -> f64 {
+    jsnum::round(x, 1)
+}
+
+fn shorten(s: &str) -> String {
+    super::results::shorten(s, LABEL_CHARS)
+}
+
+/// Grid lines at 0, 25, 50, 75 and 100%.
+fn percent_ticks(y_of: impl Fn(f64) -> f64) -> Vec<Tick> {
+    [0.0, 25.0, 50.0, 75.0, 100.0].iter().map(|&v| Tick { at: px(y_of(v)), label: format!("{v}%") }).collect()
+}
+
+/// A line chart of `series` over integer x from 1 to the largest x, y from 0
+/// to 100%. `x_name` names x in the dots' titles (`k`).
+pub fn curve(series: &[Series], x_name: &str) -> LineChart {
+    let max_x = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0f64, f64::max);
+    let plot = Plot { left: LEFT, top: TOP, right: WIDTH - RIGHT, bottom: HEIGHT - BOTTOM };
+    let x_of = |x: f64| {
+        if max_x <= 1.0 {
+            (plot.left + plot.right) / 2.0
+        } else {
+            plot.left + (x - 1.0) / (max_x - 1.0) * (plot.right - plot.left)
+        }
+    };
+    let y_of = |y: f64| plot.top + (100.0 - y.clamp(0.0, 100.0)) / 100.0 * (plot.bottom - plot.top);
+    let y_ticks = percent_ticks(y_of);
+    let step = (max_x / 10.0).ceil().max(1.0);
+    let mut x_ticks = Vec::new();
+    let mut x = 1.0;
+    while x <= max_x {
+        x_ticks.push(Tick { at: px(x_of(x)), label: format!("{x}") });
+        x += step;
+    }
+    let mut lines: Vec<Line> = series
+        .iter()
+        .take(MAX_SERIES)
+        .enumerate()
+        .filter(|(_, s)| !s.points.is_empty())
+        .map(|(i, s)| {
+            let dots: Vec<Dot> = s
+                .points
+                .iter()
+                .map(|&(x, y)| Dot {
+                    x: px(x_of(x)),
+                    y: px(y_of(y)),
+                    title: format!("{}: {x_name} = {x}: {}%", s.name, crate::stats::fixed1(y)),
+                })
+                .collect();
+            let last = dots.last().expect("not empty");
+            Line {
+                points: dots.iter().map(|d| format!("{},{}", d.x, d.y)).collect::<Vec<_>>().join(" "),
+                class: format!("series-{}", i % 8),
+                label: shorten(&s.name),
+                title: s.name.clone(),
+                label_x: px(plot.right + 8.0),
+                label_y: last.y,
+                dots,
+            }
+        })
+        .collect();
+    spread_labels(&mut lines, plot.top, HEIGHT - 4.0);
+    LineChart { width: WIDTH, height: HEIGHT, plot, y_ticks, x_ticks, lines }
+}
+
+/// Move end labels apart so that none overlaps another, keeping their order.
+fn spread_labels(lines: &mut [Line], top: f64, bottom: f64) {
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by(|&a, &b| lines[a].label_y.total_cmp(&lines[b].label_y));
+    let mut floor = top;
+    for &i in &order {
+        let y = lines[i].label_y.max(floor);
+        lines[i].label_y = y;
+        floor = y + LABEL_GAP;
+    }
+    // Pushed past the bottom: shift the stack up.
+    let overflow = order.last().map_or(0.0, |&i| lines[i].label_y + 4.0 - bottom);
+    if overflow > 0.0 {
+        for (rank, &i) in order.iter().enumerate().rev() {
+            let limit = bottom - 4.0 - (order.len() - 1 - rank) as f64 * LABEL_GAP;
+            lines[i].label_y = lines[i].label_y.min(limit);
+        }
+    }
+    for l in lines.iter_mut() {
+        l.label_y = px(l.label_y + 4.0);
+    }
+}
+
+/// One model in the cost chart.
+pub struct CostPoint {
+    pub name: String,
+    pub cost_usd: f64,
+    pub solve_k: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Scatter {
+    pub width: f64,
+    pub height: f64,
+    pub plot: Plot,
+    pub y_ticks: Vec<Tick>,
+    pub x_ticks: Vec<Tick>,
+    pub points: Vec<ScatterPoint>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ScatterPoint {
+    pub x: f64,
+    pub y: f64,
+    pub label: String,
+    pub title: String,
+    /// Where the label goes: right of the point, or left near the right edge.
+    pub label_x: f64,
+    pub anchor: &'static str,
+}
+
+/// Mean cost per run (x, USD, from 0 to a round maximum) against solve^k
+/// (y, 0..100%).
+pub fn cost(points: &[CostPoint]) -> Scatter {
+    let plot = Plot { left: LEFT + 12.0, top: TOP, right: WIDTH - 24.0, bottom: HEIGHT - BOTTOM };
+    let max = points.iter().map(|p| p.cost_usd).filter(|c| c.is_finite()).fold(0.0f64, f64::max);
+    let top = nice_ceiling(max);
+    let x_of = |x: f64| plot.left + x.clamp(0.0, top) / top * (plot.right - plot.left);
+    let y_of = |y: f64| plot.top + (100.0 - y.clamp(0.0, 100.0)) / 100.0 * (plot.bottom - plot.top);
+    let y_ticks = percent_ticks(y_of);
+    let x_ticks = (0..=4)
+        .map(|i| {
+            let v = top * f64::from(i) / 4.0;
+            Tick { at: px(x_of(v)), label: format!("${}", trim_zeros(&format!("{v:.6}"))) }
+        })
+        .collect();
+    let points = points
+        .iter()
+        .filter(|p| p.cost_usd.is_finite() && p.solve_k.is_finite())
+        .map(|p| {
+            let (x, y) = (px(x_of(p.cost_usd)), px(y_of(p.solve_k)));
+            let right_half = x > (plot.left + plot.right) / 2.0;
+            ScatterPoint {
+                x,
+                y,
+                label: shorten(&p.name),
+                title: format!(
+                    "{}: ${} per run, solve^k {}%",
+                    p.name,
+                    trim_zeros(&format!("{:.6}", p.cost_usd)),
+                    crate::stats::fixed1(p.solve_k)
+                ),
+                label_x: if right_half { px(x - 7.0) } else { px(x + 7.0) },
+                anchor: if right_half { "end" } else { "start" },
+            }
+        })
+        .collect();
+    Scatter { width: WIDTH, height: HEIGHT, plot, y_ticks, x_ticks, points }
+}
+
+/// The smallest of 1, 2, 2.5 or 5 times a power of ten at or above `x`
+/// (a cost of zero gives an axis up to 0.001).
+fn nice_ceiling(x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.001;
+    }
+    let power = 10f64.powf(x.log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * power).find(|v| *v >= x * (1.0 - 1e-12)).unwrap_or(10.0 * power)
+}
+
+fn trim_zeros(s: &str) -> String {
+    if !s.contains('.') {
+        return s.to_string();
+    }
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_curve_spans_the_plot_and_labels_do_not_overlap() {
+        let s = |name: &str, y: f64| Series { name: name.into(), points: vec![(1.0, 100.0), (5.0, y)] };
+        let chart = curve(&[s("a", 50.0), s("b", 50.0), s("c", 0.0)], "k");
+        let a = &chart.lines[0];
+        assert_eq!(a.dots[0].x, LEFT);
+        assert_eq!(a.dots[0].y, TOP);
+        assert_eq!(a.dots[1].x, WIDTH - RIGHT);
+        assert_eq!(a.dots[1].title, "a: k = 5: 50.0%");
+        let mut ys: Vec<f64> = chart.lines.iter().map(|l| l.label_y).collect();
+        ys.sort_by(f64::total_cmp);
+        assert!(ys.windows(2).all(|w| w[1] - w[0] >= LABEL_GAP - 0.1), "{ys:?}");
+        assert!(ys.iter().all(|y| *y <= HEIGHT), "{ys:?}");
+        assert_eq!(chart.x_ticks.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), ["1", "2", "3", "4", "5"]);
+    }
+
+    #[test]
+    fn the_cost_axis_ends_on_a_round_figure() {
+        assert_eq!(nice_ceiling(0.0), 0.001);
+        assert_eq!(nice_ceiling(0.0037), 0.005);
+        assert_eq!(nice_ceiling(0.002), 0.002);
+        assert_eq!(nice_ceiling(12.0), 20.0);
+        let chart = cost(&[
+            CostPoint { name: "a".into(), cost_usd: 0.002, solve_k: 50.0 },
+            CostPoint { name: "b".into(), cost_usd: f64::NAN, solve_k: 10.0 },
+        ]);
+        assert_eq!(chart.points.len(), 1);
+        assert_eq!(chart.points[0].x, WIDTH - 24.0);
+        assert_eq!(chart.x_ticks.last().unwrap().label, "$0.002");
+        assert_eq!(chart.points[0].anchor, "end");
+    }
+}

@@ -1,0 +1,322 @@
+//! The transcripts of a baseline's evidence archive, read for the site as a
+//! conversation: the system prompt, the user message, each model turn with
+//! its tool calls, each tool result, errors and how the run ended.
+//!
+//! The archive is read as a stream (`report::evidence::for_each_entry`,
+//! with its checks and caps): one entry at a time is unpacked, parsed and
+//! reduced to its view, so memory holds the views (every text cut to a
+//! bound) and never the whole archive. An entry that is too large or not JSON becomes a view saying so, and an
+//! archive that cannot be read is one warning, never a failed build.
+//!
+//! Everything here is untrusted text, escaped by the templates.
+
+use std::collections::HashMap;
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::runs::{Shown, seconds};
+use crate::report::evidence;
+
+/// One transcript entry larger than this is not shown (ours are a few
+/// tens of KiB: tool results are cut to 4000 characters when recorded).
+pub const MAX_ENTRY_BYTES: u64 = 8 << 20;
+/// The first part of a long text shown open; the rest folds behind "show all".
+const HEAD_CHARS: usize = 600;
+/// What a page shows of one text at most, open and folded together.
+const TEXT_CHARS: usize = 20_000;
+/// Events shown per transcript.
+const MAX_EVENTS: usize = 2_000;
+
+/// The transcripts of one archive, by entry name (`<task>-<n>.json`).
+#[derive(Debug, Clone, Default)]
+pub struct Transcripts {
+    by_entry: HashMap<String, TranscriptView>,
+}
+
+impl Transcripts {
+    /// The transcript a run's `transcript_path` names (by its file name).
+    pub fn of(&self, transcript_path: &str) -> Option<&TranscriptView> {
+        let name = transcript_path.rsplit(['/', '\\']).next()?;
+        self.by_entry.get(name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_entry.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_entry.is_empty()
+    }
+}
+
+/// A long text: its start, and the rest behind a fold.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Folded {
+    pub head: String,
+    /// The text after `head`, up to the page's bound.
+    pub rest: String,
+    /// Characters in all, and those past the page's bound (not shown).
+    pub chars: usize,
+    pub omitted: usize,
+}
+
+impl Folded {
+    fn new(text: &str) -> Folded {
+        let shown = Shown::new(text, TEXT_CHARS);
+        let head = Shown::new(&shown.text, HEAD_CHARS);
+        let rest = shown.text[head.text.len()..].to_string();
+        Folded { head: head.text, rest, chars: text.chars().count(), omitted: shown.omitted }
+    }
+
+    /// A JSON value as text: a string as it is, anything else pretty-printed.
+    fn json(v: &Value) -> Folded {
+        match v {
+            Value::String(s) => Folded::new(s),
+            other => Folded::new(&serde_json::to_string_pretty(other).unwrap_or_default()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TranscriptView {
+    /// Set when the entry could not be read; the rest is then empty.
+    pub problem: Option<String>,
+    pub system_prompt: Folded,
+    pub tools: Vec<String>,
+    pub events: Vec<EventView>,
+    pub events_omitted: usize,
+    pub end: EndView,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EndView {
+    /// `answered`, `timed_out`, `turn_limit`... as recorded.
+    pub reason: String,
+    pub detail: Folded,
+    pub duration: String,
+}
+
+/// One step of the conversation.
+#[derive(Debug, Clone, Serialize)]
+pub struct EventView {
+    /// `user`, `model`, `tool`, `error` or `other`.
+    pub kind: &'static str,
+    pub turn: Option<u64>,
+    /// A short line: timings, tokens, the tool's name and outcome.
+    pub meta: String,
+    pub name: Option<String>,
+    pub success: Option<bool>,
+    pub text: Option<Folded>,
+    /// A model turn's tool calls.
+    pub calls: Vec<CallView>,
+    pub arguments: Option<Folded>,
+    pub result: Option<Folded>,
+    pub result_truncated: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CallView {
+    pub name: String,
+    pub arguments: Folded,
+}
+
+/// Read every transcript of the archive at `path`, one entry at a time.
+pub fn load(path: &Path) -> Result<Transcripts> {
+    let mut out = Transcripts::default();
+    let mut bytes = Vec::new();
+    evidence::for_each_entry(path, |name, size, data| {
+        let view = if size > MAX_ENTRY_BYTES {
+            TranscriptView {
+                problem: Some(format!("this transcript is {} MiB, too large to show", size >> 20)),
+                ..TranscriptView::default()
+            }
+        } else {
+            bytes.clear();
+            data.read_to_end(&mut bytes).with_context(|| format!("reading {name} in {}", path.display()))?;
+            view(&bytes)
+        };
+        out.by_entry.insert(name.to_string(), view);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// One transcript file as a view; a file that is not a transcript says why.
+pub fn view(bytes: &[u8]) -> TranscriptView {
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return TranscriptView {
+                problem: Some(format!("the transcript is not valid JSON: {e}")),
+                ..TranscriptView::default()
+            };
+        }
+    };
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+    let number = |v: &Value, key: &str| v.get(key).and_then(Value::as_f64);
+    let events_in = value.get("events").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let events = events_in.iter().take(MAX_EVENTS).map(event).collect();
+    let end = value.get("end").cloned().unwrap_or(Value::Null);
+    TranscriptView {
+        problem: None,
+        system_prompt: Folded::new(&text(&value, "system_prompt").unwrap_or_default()),
+        tools: value
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|t| t.iter().take(200).filter_map(Value::as_str).map(|s| Shown::new(s, 100).text).collect())
+            .unwrap_or_default(),
+        events,
+        events_omitted: events_in.len().saturating_sub(MAX_EVENTS),
+        end: EndView {
+            reason: Shown::new(&text(&end, "reason").unwrap_or_default(), 100).text,
+            detail: Folded::new(&text(&end, "detail").unwrap_or_default()),
+            duration: number(&end, "duration_ms").map(seconds).unwrap_or_default(),
+        },
+    }
+}
+
+fn event(e: &Value) -> EventView {
+    let text = |key: &str| e.get(key).and_then(Value::as_str);
+    let number = |key: &str| e.get(key).and_then(Value::as_f64).filter(|x| x.is_finite());
+    let mut view = EventView {
+        kind: "other",
+        turn: e.get("turn").and_then(Value::as_u64),
+        meta: String::new(),
+        name: None,
+        success: None,
+        text: None,
+        calls: Vec::new(),
+        arguments: None,
+        result: None,
+        result_truncated: false,
+    };
+    match text("type").unwrap_or("") {
+        "user_message" => {
+            view.kind = "user";
+            view.text = Some(Folded::new(text("text").unwrap_or("")));
+        }
+        "model_call" => {
+            view.kind = "model";
+            let usage = e.get("usage").cloned().unwrap_or(Value::Null);
+            let tokens = |key: &str| usage.get(key).and_then(Value::as_f64).map(|n| format!("{n}"));
+            let mut meta = Vec::new();
+            if let Some(ms) = number("duration_ms") {
+                meta.push(seconds(ms));
+            }
+            if let Some(p) = tokens("prompt_tokens") {
+                meta.push(format!("{p} prompt tokens"));
+            }
+            if let Some(c) = tokens("cached_tokens") {
+                meta.push(format!("{c} cached"));
+            }
+            if let Some(o) = tokens("output_tokens") {
+                meta.push(format!("{o} output tokens"));
+            }
+            view.meta = meta.join(" · ");
+            view.text = text("text").filter(|t| !t.is_empty()).map(Folded::new);
+            view.calls = e
+                .get("tool_calls")
+                .and_then(Value::as_array)
+                .map(|calls| {
+                    calls
+                        .iter()
+                        .take(200)
+                        .map(|c| {
+                            let name = c.get("name").and_then(Value::as_str).unwrap_or("?");
+                            let args = c.get("arguments").map(Folded::json).unwrap_or_default();
+                            CallView { name: Shown::new(name, 100).text, arguments: args }
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+        "tool_call" => {
+            view.kind = "tool";
+            view.name = text("name").map(|n| Shown::new(n, 100).text);
+            view.success = e.get("success").and_then(Value::as_bool);
+            view.arguments = e.get("arguments").map(Folded::json);
+            view.result = e.get("result").map(Folded::json);
+            view.result_truncated = e.get("result_truncated").and_then(Value::as_bool).unwrap_or(false);
+            let mut meta = Vec::new();
+            if let Some(us) = number("duration_us") {
+                meta.push(format!("{} ms", crate::jsnum::to_fixed(us / 1000.0, 1)));
+            }
+            if e.get("loop_fired").and_then(Value::as_bool) == Some(true) {
+                meta.push("loop detector fired".into());
+            }
+            view.meta = meta.join(" · ");
+        }
+        "model_error" => {
+            view.kind = "error";
+            view.text = Some(Folded::new(text("message").unwrap_or("")));
+        }
+        other => {
+            view.meta = format!("event `{}`", Shown::new(other, 60).text);
+            view.text = Some(Folded::json(e));
+        }
+    }
+    view
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn archive(entries: &[(&str, &[u8])]) -> tempfile::NamedTempFile {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let mut tar =
+            tar::Builder::new(flate2::write::GzEncoder::new(file.reopen().unwrap(), flate2::Compression::fast()));
+        for (name, data) in entries {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(data.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            tar.append_data(&mut header, name, *data).unwrap();
+        }
+        tar.into_inner().unwrap().finish().unwrap().flush().unwrap();
+        file
+    }
+
+    #[test]
+    fn a_transcript_reads_as_a_conversation() {
+        let t = br#"{"system_prompt": "be good", "tools": ["read_file"], "events": [
+            {"type": "user_message", "text": "hi <b>"},
+            {"type": "model_call", "turn": 1, "duration_ms": 1500, "usage": {"prompt_tokens": 10, "output_tokens": 2},
+             "text": "", "tool_calls": [{"name": "read_file", "arguments": {"path": "a.md"}}]},
+            {"type": "tool_call", "turn": 1, "name": "read_file", "arguments": {"path": "a.md"}, "success": true,
+             "result": {"data": "x"}, "duration_us": 1500},
+            {"type": "model_error", "turn": 2, "message": "boom"},
+            {"type": "surprise", "x": 1}],
+            "end": {"reason": "answered", "detail": "", "duration_ms": 2000}}"#;
+        let file = archive(&[("t-1.json", t), ("t-2.json", b"not json")]);
+        let all = load(file.path()).unwrap();
+        assert_eq!(all.len(), 2);
+        let v = all.of("results/r/t-1.json").unwrap();
+        let kinds: Vec<&str> = v.events.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, ["user", "model", "tool", "error", "other"]);
+        assert_eq!(v.events[0].text.as_ref().unwrap().head, "hi <b>");
+        assert_eq!(v.events[1].meta, "1.5 s · 10 prompt tokens · 2 output tokens");
+        assert_eq!(v.events[1].calls[0].name, "read_file");
+        assert!(v.events[1].calls[0].arguments.head.contains("\"path\": \"a.md\""));
+        assert_eq!(v.events[2].success, Some(true));
+        assert_eq!((v.end.reason.as_str(), v.end.duration.as_str()), ("answered", "2.0 s"));
+        assert!(all.of("t-2.json").unwrap().problem.as_ref().unwrap().contains("not valid JSON"));
+        assert!(all.of("t-3.json").is_none());
+    }
+
+    #[test]
+    fn long_texts_fold_and_hostile_transcripts_say_why() {
+        let f = Folded::new(&"é".repeat(TEXT_CHARS + 5));
+        assert_eq!((f.head.chars().count(), f.rest.chars().count()), (HEAD_CHARS, TEXT_CHARS - HEAD_CHARS));
+        assert_eq!((f.chars, f.omitted), (TEXT_CHARS + 5, 5));
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(view(deep.as_bytes()).problem.is_some(), "deep nesting is an error, not a crash");
+        let file = archive(&[("big.json", &vec![b' '; MAX_ENTRY_BYTES as usize + 1])]);
+        assert!(load(file.path()).unwrap().of("big.json").unwrap().problem.as_ref().unwrap().contains("too large"));
+    }
+}
