@@ -446,7 +446,7 @@ fn gather(
     if raw.is_empty() || skipping.is_some() {
         return;
     }
-    let decoded = decode_entities(raw);
+    let decoded = if raw.contains('&') { Cow::Owned(decode_entities(raw)) } else { Cow::Borrowed(raw) };
     match (heading, entry) {
         (Some((_, _, _, t, has_anchor)), _) => {
             // The `#` of an anchor link already in the heading is not its text.

@@ -406,8 +406,10 @@ pub fn view(
     }
 }
 
-/// Below this many items one thread is as fast.
-const PARALLEL_MIN_ITEMS: usize = 8;
+/// Below this many items one thread is as fast. Every caller maps items of
+/// a millisecond or more (a baseline's bootstrap or run pages, a pair's
+/// paired test, an archive), so two already gain from a second core.
+const PARALLEL_MIN_ITEMS: usize = 2;
 
 /// `items.map(f)`, spread over the cores when there are many: a bootstrap
 /// per baseline is a millisecond or two, which a site of hundreds feels.

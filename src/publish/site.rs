@@ -621,7 +621,7 @@ impl Site {
                 return Ok((finished, digests));
             }
             let ctx = this.page_context(page, &order);
-            this.render_template(page.template, &ctx).map(|html| (html::finish(&html, page.levels), digests))
+            this.render_finished(page.template, &ctx, page.levels).map(|finished| (finished, digests))
         });
         let mut keep = kept.map(|_| KeptPages::new());
         for (page, finished) in finished_pages {
@@ -893,8 +893,20 @@ impl Site {
         })
     }
 
-    fn render_template(&self, name: &str, ctx: &Context) -> Result<String> {
-        self.templates.tera.render(name, ctx).map_err(|e| anyhow!("{}", self.describe(&e)))
+    /// A page from its template, with the last pass (`html::finish`) done.
+    /// Each thread renders into one buffer that it keeps: grown once to the
+    /// largest page, instead of a new string doubling its way up per page.
+    fn render_finished(&self, name: &str, ctx: &Context, levels: OutlineLevels) -> Result<html::Finished> {
+        thread_local! {
+            static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        BUFFER.with_borrow_mut(|buffer| {
+            buffer.clear();
+            self.templates.tera.render_to(name, ctx, &mut *buffer).map_err(|e| anyhow!("{}", self.describe(&e)))?;
+            let html =
+                std::str::from_utf8(buffer).map_err(|e| anyhow!("{name} rendered text that is not UTF-8: {e}"))?;
+            Ok(html::finish(html, levels))
+        })
     }
 
     fn describe(&self, e: &tera::Error) -> String {
