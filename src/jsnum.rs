@@ -93,6 +93,9 @@ pub fn to_fixed(x: f64, digits: usize) -> String {
     if !x.is_finite() {
         return to_string(x);
     }
+    if !may_be_tie(x, digits) {
+        return rust;
+    }
     // Every finite double has a finite decimal expansion of at most 1074
     // fractional digits, so this prints it exactly.
     let exact = format!("{:.1074}", x.abs());
@@ -129,6 +132,20 @@ pub fn to_fixed(x: f64, digits: usize) -> String {
         out.push_str(std::str::from_utf8(&kept[int_len..]).expect("ASCII digits"));
     }
     out
+}
+
+/// Whether `x` may have exactly `digits + 1` fractional decimal digits, the
+/// last a 5, without printing its exact expansion (slow: up to 1074 digits,
+/// and the site formats numbers by the thousand). A double is m / 2^j, so if
+/// it has at most `digits + 1` fractional digits, x * 2^(digits + 1) is an
+/// integer (the product is exact: scaling by a power of two). An integer has
+/// no fractional digits at all.
+fn may_be_tie(x: f64, digits: usize) -> bool {
+    if x.fract() == 0.0 {
+        return false;
+    }
+    let scale = i32::try_from(digits + 1).map_or(f64::INFINITY, |e| 2f64.powi(e));
+    (x * scale).fract() == 0.0
 }
 
 /// The length in bytes of `value` as compact JSON, counted without building the text.
@@ -295,6 +312,32 @@ mod tests {
         assert_eq!(to_fixed(74.1, 1), "74.1");
         assert_eq!(to_fixed(0.421211, 4), "0.4212");
         assert_eq!(to_fixed(100.0, 1), "100.0");
+        assert_eq!(to_fixed(1e21, 2), format!("{:.2}", 1e21));
+        assert_eq!(to_fixed(5e-324, 3), "0.000");
+    }
+
+    #[test]
+    fn the_tie_prefilter_agrees_with_the_exact_expansion() {
+        // Every value the prefilter skips must also be no tie by the exact test.
+        let exact_tie = |x: f64, digits: usize| {
+            let exact = format!("{:.1074}", x.abs());
+            let frac = exact.split_once('.').unwrap().1.trim_end_matches('0');
+            frac.len() == digits + 1 && frac.ends_with('5')
+        };
+        let mut rng = fastrand::Rng::with_seed(12);
+        for _ in 0..20_000 {
+            let digits = rng.usize(0..8);
+            let x = match rng.u8(0..4) {
+                0 => rng.i64(-100_000..100_000) as f64 / 10f64.powi(rng.i32(0..9)),
+                1 => rng.i64(-4096..4096) as f64 / 2f64.powi(rng.i32(0..12)),
+                2 => (rng.f64() - 0.5) * 10f64.powi(rng.i32(-6..25)),
+                _ => f64::from_bits(rng.u64(..)),
+            };
+            if x.is_finite() && exact_tie(x, digits) {
+                assert!(may_be_tie(x, digits), "{x} to {digits} places is a tie the prefilter missed");
+            }
+        }
+        assert!(may_be_tie(0.125, 2) && may_be_tie(2.5, 0) && !may_be_tie(3.0, 1) && !may_be_tie(0.1, 1));
     }
 
     #[test]

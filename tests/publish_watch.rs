@@ -165,3 +165,104 @@ fn http_head(url: &str) -> String {
     }
     head
 }
+
+/// Every file under `dir`, by path, with its bytes.
+fn tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().strip_prefix(dir).unwrap().display().to_string(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
+/// A rebuild keeps the pages whose data did not change (`--watch`); each
+/// rebuild below must give exactly the site a fresh build gives, whatever
+/// changed: a baseline's commit, one run's answer, its evidence archive, a
+/// new and a removed baseline, a docs page (the navigation), a template
+/// that makes every page read the results. A dependency the rebuild missed
+/// leaves a stale page, and the trees differ.
+#[test]
+fn a_rebuild_after_each_change_gives_the_site_a_fresh_build_gives() {
+    use vaultbench::publish::{ChangeKind, PublishOptions, Site};
+    let dir = project();
+    let root = dir.path();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let baselines = root.join("evals/baselines");
+    copy_dir(&repo.join("evals/baselines"), &baselines);
+    let ours = baselines.join("openai-smollm2-135m-instruct.json");
+    let text = std::fs::read_to_string(&ours).unwrap();
+    // A second model, so that the pair pages and the tie with the row above are built too.
+    std::fs::write(baselines.join("other.json"), text.replace("smollm2-135m-instruct", "other-model")).unwrap();
+    let options = |out: &str| PublishOptions {
+        docs: root.join("docs"),
+        baselines: baselines.clone(),
+        suite: repo.join("evals"),
+        out: root.join(out),
+        templates: root.join("templates"),
+        config: root.join("vaultbench.toml"),
+        strict: false,
+    };
+    let mut watched = Site::load(options("site")).unwrap();
+    watched.keep_pages();
+    let mut rebuild = |kind: ChangeKind, what: &str| {
+        watched.reload(kind).unwrap();
+        let built = watched.render().unwrap();
+        watched.write(&built).unwrap();
+        let _ = std::fs::remove_dir_all(root.join("fresh"));
+        vaultbench::publish::build(&options("fresh")).unwrap();
+        let (incremental, fresh) = (tree(&root.join("site")), tree(&root.join("fresh")));
+        assert_eq!(
+            incremental.keys().collect::<Vec<_>>(),
+            fresh.keys().collect::<Vec<_>>(),
+            "after {what}: the same files"
+        );
+        for (path, bytes) in &fresh {
+            assert!(incremental[path] == *bytes, "after {what}: {path} differs from a fresh build");
+        }
+        fresh.len()
+    };
+    let pages = rebuild(ChangeKind::Baselines, "the first build");
+    assert!(pages > 300, "every task and transcript page is built ({pages} files)");
+
+    std::fs::write(&ours, text.replacen("\"git_sha\": \"", "\"git_sha\": \"0ther", 1)).unwrap();
+    rebuild(ChangeKind::Baselines, "a new commit");
+    let answer = "\"response_text\": \"";
+    assert!(text.contains(answer));
+    std::fs::write(&ours, text.replacen(answer, "\"response_text\": \"<b>changed</b> ", 1)).unwrap();
+    rebuild(ChangeKind::Baselines, "one run's answer");
+    let archive = walkdir::WalkDir::new(baselines.join("evidence"))
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .expect("our baseline has its evidence");
+    let entries = vaultbench::report::evidence::read(&archive).unwrap();
+    let (first, _) = entries.iter().next().unwrap();
+    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+    for (name, data) in &entries {
+        let data = if name == first {
+            transcript_json("a changed question", "a changed result", "answered").into_bytes()
+        } else {
+            data.clone()
+        };
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, name, data.as_slice()).unwrap();
+    }
+    std::fs::write(&archive, tar.into_inner().unwrap().finish().unwrap()).unwrap();
+    rebuild(ChangeKind::Baselines, "a transcript in the evidence");
+    std::fs::write(baselines.join("third.json"), text.replace("smollm2-135m-instruct", "third-model")).unwrap();
+    rebuild(ChangeKind::Baselines, "a new baseline");
+    std::fs::remove_file(baselines.join("other.json")).unwrap();
+    rebuild(ChangeKind::Baselines, "a removed baseline");
+    std::fs::write(root.join("docs/zz-new.md"), "# A new page\n\nIn the navigation of every page.\n").unwrap();
+    rebuild(ChangeKind::Content, "a new docs page");
+    std::fs::create_dir_all(root.join("templates/partials")).unwrap();
+    std::fs::write(root.join("templates/partials/page_footer.html"), "<p>{{ results.rows | length }} models</p>")
+        .unwrap();
+    rebuild(ChangeKind::Templates, "a template reading the results on every page");
+    std::fs::write(&ours, &text).unwrap();
+    rebuild(ChangeKind::Baselines, "a baseline read by every page");
+}

@@ -12,6 +12,7 @@
 //! It does not validate figures (that is `vaultbench report`) and never
 //! writes anything.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
@@ -198,6 +199,9 @@ pub struct Baseline {
     /// The file name without `.json`; names the baseline's own page.
     pub stem: String,
     pub headline: Headline,
+    /// A digest of the file's text: a rebuild reuses the parsed file when
+    /// it is unchanged, and pages keyed on it are not rendered again.
+    pub digest: u64,
 }
 
 /// Parse one baseline's headline from its text.
@@ -208,6 +212,13 @@ pub fn parse(text: &str) -> Result<Headline, fsio::JsonError> {
 /// Load every `*.json` in `dir`, sorted by file name. A missing folder is an
 /// empty list (a fresh clone has no baselines yet).
 pub fn load_dir(dir: &Path) -> Result<(Vec<Baseline>, Vec<Warning>), anyhow::Error> {
+    load_dir_reusing(dir, &[])
+}
+
+/// [`load_dir`], taking each file whose text is unchanged from `previous`
+/// (the last load) instead of parsing it again: `--watch` after one
+/// baseline changed reads every file but parses one.
+pub fn load_dir_reusing(dir: &Path, previous: &[Baseline]) -> Result<(Vec<Baseline>, Vec<Warning>), anyhow::Error> {
     let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -217,14 +228,16 @@ pub fn load_dir(dir: &Path) -> Result<(Vec<Baseline>, Vec<Warning>), anyhow::Err
         Err(e) => anyhow::bail!("reading the baselines folder {}: {e}", dir.display()),
     };
     files.sort();
-    let results = parse_files(&files);
+    let known: HashMap<(&Path, u64), &Headline> =
+        previous.iter().map(|b| ((b.path.as_path(), b.digest), &b.headline)).collect();
+    let results = parse_files(&files, &known);
     let mut baselines = Vec::with_capacity(files.len());
     let mut warnings = Vec::new();
     for (path, result) in files.into_iter().zip(results) {
         match result {
-            Ok(headline) => {
+            Ok((headline, digest)) => {
                 let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                baselines.push(Baseline { path, stem, headline });
+                baselines.push(Baseline { path, stem, headline, digest });
             }
             Err(message) => warnings.push(Warning::new(
                 &path,
@@ -242,10 +255,14 @@ const PARALLEL_MIN_FILES: usize = 8;
 /// (measured by `benches/publish.sh`: parsing dominates a build with many
 /// large baselines). `VAULTBENCH_PARSE_THREADS` caps the threads, for that
 /// measurement.
-fn parse_files(files: &[PathBuf]) -> Vec<Result<Headline, String>> {
-    let one = |path: &PathBuf| -> Result<Headline, String> {
+fn parse_files(files: &[PathBuf], known: &HashMap<(&Path, u64), &Headline>) -> Vec<Result<(Headline, u64), String>> {
+    let one = |path: &PathBuf| -> Result<(Headline, u64), String> {
         let text = fsio::read_text_plain(path).map_err(|e| format!("cannot read: {e}"))?;
-        parse(&text).map_err(|e| e.to_string())
+        let digest = super::digest::of_bytes(text.as_bytes());
+        if let Some(&headline) = known.get(&(path.as_path(), digest)) {
+            return Ok((headline.clone(), digest));
+        }
+        parse(&text).map(|h| (h, digest)).map_err(|e| e.to_string())
     };
     let cap = std::env::var("VAULTBENCH_PARSE_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(8);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cap.max(1));
@@ -324,5 +341,21 @@ mod tests {
         let models: Vec<_> = ok.iter().map(|b| b.headline.model.clone().unwrap()).collect();
         let expected: Vec<_> = (0..20).map(|i| format!("m{i:02}")).collect();
         assert_eq!(models, expected);
+    }
+
+    #[test]
+    fn a_reload_reuses_unchanged_files_and_parses_changed_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.json"), r#"{"model": "a"}"#).unwrap();
+        std::fs::write(dir.path().join("b.json"), r#"{"model": "b"}"#).unwrap();
+        let (mut first, _) = load_dir(dir.path()).unwrap();
+        // A reused entry is recognised by its path and digest: mark one to see it come back.
+        first[0].headline.provider = Some("kept from the last load".into());
+        first[1].headline.provider = Some("kept from the last load".into());
+        std::fs::write(dir.path().join("b.json"), r#"{"model": "b2"}"#).unwrap();
+        let (second, _) = load_dir_reusing(dir.path(), &first).unwrap();
+        assert_eq!(second[0].headline.provider.as_deref(), Some("kept from the last load"));
+        assert_eq!((second[1].headline.model.as_deref(), second[1].headline.provider.as_deref()), (Some("b2"), None));
+        assert_ne!(first[1].digest, second[1].digest);
     }
 }

@@ -18,6 +18,8 @@
 //! matters for text and headings. Malformed input yields imperfect text,
 //! never a panic. It does not know what a page is; `publish::site` calls it.
 
+use std::borrow::Cow;
+
 use super::markdown::escape_html;
 
 /// Where a template wants the outline.
@@ -75,7 +77,9 @@ const VOID: &[&str] =
 
 /// One tag as scanned.
 struct Tag<'a> {
-    name: String,
+    /// Lowercase; borrowed from the page when it is already (the usual case,
+    /// since a page has thousands of tags).
+    name: Cow<'a, str>,
     closing: bool,
     self_closing: bool,
     /// The text between the name and `>`.
@@ -148,7 +152,12 @@ fn scan_tag(html: &str, at: usize) -> Option<Tag<'_>> {
     if name_len == 0 || !html.as_bytes()[name_start].is_ascii_alphabetic() {
         return None;
     }
-    let name = html[name_start..name_start + name_len].to_ascii_lowercase();
+    let raw = &html[name_start..name_start + name_len];
+    let name = if raw.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(raw.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(raw)
+    };
     // The closing `>`, outside quoted attribute values.
     let bytes = html.as_bytes();
     let mut i = name_start + name_len;
@@ -165,6 +174,22 @@ fn scan_tag(html: &str, at: usize) -> Option<Tag<'_>> {
     let end = (i + 1).min(html.len());
     let attrs = &html[name_start + name_len..i.min(html.len())];
     Some(Tag { self_closing: attrs.ends_with('/'), name, closing, attrs, start: at, end })
+}
+
+/// Where `needle` (lowercase ASCII) first occurs in `hay`, whatever the
+/// case of the letters there.
+fn find_ignoring_case(hay: &str, needle: &str) -> Option<usize> {
+    let first = needle.as_bytes()[0];
+    let bytes = hay.as_bytes();
+    let mut from = 0;
+    while let Some(p) = bytes[from..].iter().position(|&b| b.eq_ignore_ascii_case(&first)) {
+        let at = from + p;
+        if bytes.len() - at >= needle.len() && bytes[at..at + needle.len()].eq_ignore_ascii_case(needle.as_bytes()) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// Decode the entities our own escaping and pulldown-cmark produce, and
@@ -248,7 +273,7 @@ struct Open {
 impl Open {
     /// Whether `tag` ends this element (and count nesting on the way).
     fn ends_with(&mut self, tag: &Tag) -> bool {
-        if tag.name != self.name || tag.self_closing || VOID.contains(&tag.name.as_str()) {
+        if *tag.name != *self.name || tag.self_closing || VOID.contains(&&*tag.name) {
             return false;
         }
         if tag.closing {
@@ -303,16 +328,15 @@ pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
             continue;
         };
         at = tag.end;
-        if !tag.closing && RAW_TEXT.contains(&tag.name.as_str()) {
+        if !tag.closing && RAW_TEXT.contains(&&*tag.name) {
             let close = format!("</{}", tag.name);
-            let lower_end = html[at..main_end].to_ascii_lowercase().find(&close);
-            at = lower_end.map_or(main_end, |e| {
+            at = find_ignoring_case(&html[at..main_end], &close).map_or(main_end, |e| {
                 let end_tag = at + e;
                 html[end_tag..main_end].find('>').map_or(main_end, |g| end_tag + g + 1)
             });
             continue;
         }
-        let breaks_word = !INLINE.contains(&tag.name.as_str());
+        let breaks_word = !INLINE.contains(&&*tag.name);
         if let Some(open) = &mut skipping {
             if open.ends_with(&tag) {
                 skipping = None;
@@ -321,10 +345,10 @@ pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
         }
         if !tag.closing
             && !tag.self_closing
-            && !VOID.contains(&tag.name.as_str())
-            && (NOT_TEXT.contains(&tag.name.as_str()) || tag.attr("data-search-skip").is_some())
+            && !VOID.contains(&&*tag.name)
+            && (NOT_TEXT.contains(&&*tag.name) || tag.attr("data-search-skip").is_some())
         {
-            skipping = Some(Open { name: tag.name.clone(), depth: 0 });
+            skipping = Some(Open { name: tag.name.to_string(), depth: 0 });
             continue;
         }
         // A heading ends.
@@ -362,14 +386,14 @@ pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
             if let Some(level) = heading_level(&tag.name)
                 && let Some(id) = tag.attr("id").filter(|id| !id.is_empty())
             {
-                heading = Some((Open { name: tag.name.clone(), depth: 0 }, level, id, TextBuf::default(), false));
+                heading = Some((Open { name: tag.name.to_string(), depth: 0 }, level, id, TextBuf::default(), false));
                 continue;
             }
             if entry.is_none()
                 && let (Some(title), Some(id)) = (tag.attr("data-search-title"), tag.attr("id"))
             {
                 let section = Section { anchor: Some(id), title, text: String::new() };
-                entry = Some((Open { name: tag.name.clone(), depth: 0 }, section, TextBuf::default()));
+                entry = Some((Open { name: tag.name.to_string(), depth: 0 }, section, TextBuf::default()));
                 continue;
             }
         }
@@ -386,17 +410,30 @@ pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
     }
     finish_section(&mut sections, &mut current, &mut text);
 
-    let mut out = String::with_capacity(html.len() + insertions.len() * 64 + 512);
+    // The anchors go in, and the outline in place of its marker (a comment,
+    // which the scan skipped, so no anchor falls inside it), in one copy.
+    let outline = outline_html(&headings, levels);
+    let mut out = String::with_capacity(html.len() + insertions.len() * 64 + outline.len());
     let mut last = 0;
-    for (pos, insert) in &insertions {
-        out.push_str(&html[last..*pos]);
+    let mut marker = html.find(OUTLINE_MARKER);
+    for (pos, insert) in insertions.iter().map(|(p, i)| (*p, i.as_str())) {
+        if let Some(m) = marker.filter(|&m| m < pos) {
+            out.push_str(&html[last..m]);
+            out.push_str(&outline);
+            last = m + OUTLINE_MARKER.len();
+            marker = None;
+        }
+        out.push_str(&html[last..pos]);
         out.push_str(insert);
-        last = *pos;
+        last = pos;
+    }
+    if let Some(m) = marker {
+        out.push_str(&html[last..m]);
+        out.push_str(&outline);
+        last = m + OUTLINE_MARKER.len();
     }
     out.push_str(&html[last..]);
-    let outline = outline_html(&headings, levels);
-    let html = out.replacen(OUTLINE_MARKER, &outline, 1);
-    Finished { html, headings, sections }
+    Finished { html: out, headings, sections }
 }
 
 fn gather(
@@ -409,7 +446,7 @@ fn gather(
     if raw.is_empty() || skipping.is_some() {
         return;
     }
-    let decoded = decode_entities(raw);
+    let decoded = if raw.contains('&') { Cow::Owned(decode_entities(raw)) } else { Cow::Borrowed(raw) };
     match (heading, entry) {
         (Some((_, _, _, t, has_anchor)), _) => {
             // The `#` of an anchor link already in the heading is not its text.

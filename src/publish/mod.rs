@@ -19,6 +19,7 @@ pub mod charts;
 pub mod compare;
 pub mod config;
 pub mod content;
+pub mod digest;
 pub mod highlight;
 pub mod history;
 pub mod html;

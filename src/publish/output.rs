@@ -7,7 +7,7 @@
 //! folder must be new, empty, or carry the marker file `.vaultbench-site`,
 //! and it may not be, hold, or sit inside a source folder.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,13 @@ pub struct OutFile {
 #[derive(Debug, Clone)]
 pub enum OutData {
     Bytes(Vec<u8>),
+    /// Bytes named by a digest of what they were made from (a kept page):
+    /// when the file on disk is as the last write left it ([`Stamps`]) and
+    /// holds the bytes of the same digest, it is not read to be compared.
+    Known {
+        bytes: Vec<u8>,
+        digest: u64,
+    },
     /// Copied from this file.
     Copy(PathBuf),
 }
@@ -38,6 +45,24 @@ pub struct WriteStats {
     pub written: usize,
     pub unchanged: usize,
     pub removed: usize,
+}
+
+/// What the last write left on disk: for each file written as
+/// [`OutData::Known`], its digest and the file's size, modification time
+/// and inode right after. A file changed since by anyone else no longer
+/// matches and is compared as usual.
+#[derive(Debug, Default)]
+pub struct Stamps(HashMap<PathBuf, (u64, Stamp)>);
+
+type Stamp = (u64, Option<std::time::SystemTime>, u64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::symlink_metadata(path).ok().filter(|m| m.is_file())?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some((meta.len(), meta.modified().ok(), inode))
 }
 
 /// Check that `out` may be written and cleaned: not a source folder, not
@@ -95,15 +120,34 @@ fn absolute(p: &Path) -> Result<PathBuf> {
 /// files are streamed, compared and written in chunks, so a large asset or
 /// evidence archive is never held in memory whole.
 pub fn write(out: &Path, files: &[OutFile]) -> Result<WriteStats> {
+    write_remembering(out, files, &mut Stamps::default())
+}
+
+/// [`write`], with what the last write through these `stamps` left, to skip
+/// comparing the known files that are as it left them (`--watch`).
+pub fn write_remembering(out: &Path, files: &[OutFile], stamps: &mut Stamps) -> Result<WriteStats> {
     std::fs::create_dir_all(out).with_context(|| format!("creating the output folder {}", out.display()))?;
     std::fs::write(out.join(MARKER), "Built by `vaultbench publish`; this folder is replaced on every build.\n")
         .with_context(|| format!("writing {}", out.join(MARKER).display()))?;
     let mut stats = WriteStats::default();
     let mut keep: HashSet<PathBuf> = HashSet::with_capacity(files.len() + 1);
     keep.insert(out.join(MARKER));
+    let mut now = Stamps(HashMap::new());
     for file in files {
         let path = out.join(&file.rel);
         let changed = match &file.data {
+            OutData::Known { bytes, digest } => {
+                let known = stamps.0.get(&path).filter(|(d, _)| d == digest).map(|(_, s)| *s);
+                let changed = (known.is_none() || known != stamp(&path))
+                    && !same_contents(&path, bytes.len() as u64, bytes.as_slice());
+                if changed {
+                    replace(&path, &mut bytes.as_slice())?;
+                }
+                if let Some(s) = stamp(&path) {
+                    now.0.insert(path.clone(), (*digest, s));
+                }
+                changed
+            }
             OutData::Bytes(bytes) => {
                 let changed = !same_contents(&path, bytes.len() as u64, bytes.as_slice());
                 if changed {
@@ -130,6 +174,7 @@ pub fn write(out: &Path, files: &[OutFile]) -> Result<WriteStats> {
         keep.insert(path);
     }
     stats.removed = remove_stale(out, &keep)?;
+    *stamps = now;
     Ok(stats)
 }
 
@@ -245,6 +290,25 @@ mod tests {
         assert_eq!(mode(&out.join("g/b.html")), mode(&plain));
         // Readable by others under the usual umask (022): what a web server needs.
         assert_ne!(mode(&plain) & 0o004, 0, "this test needs a umask that lets others read");
+    }
+
+    #[test]
+    fn known_files_as_left_are_not_compared_and_changed_ones_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("site");
+        let known = |text: &str, digest| {
+            vec![OutFile { rel: "a.html".into(), data: OutData::Known { bytes: text.as_bytes().to_vec(), digest } }]
+        };
+        let mut stamps = Stamps::default();
+        assert_eq!(write_remembering(&out, &known("one", 1), &mut stamps).unwrap().written, 1);
+        assert_eq!(write_remembering(&out, &known("one", 1), &mut stamps).unwrap().unchanged, 1);
+        // Someone else rewrote the file (another size): it is compared, found different, written back.
+        std::fs::write(out.join("a.html"), "edited by hand").unwrap();
+        assert_eq!(write_remembering(&out, &known("one", 1), &mut stamps).unwrap().written, 1);
+        assert_eq!(std::fs::read_to_string(out.join("a.html")).unwrap(), "one");
+        // Another digest: compared and written.
+        assert_eq!(write_remembering(&out, &known("two", 2), &mut stamps).unwrap().written, 1);
+        assert_eq!(std::fs::read_to_string(out.join("a.html")).unwrap(), "two");
     }
 
     #[test]

@@ -23,6 +23,7 @@ use super::baselines::{AggregateHeadline, Baseline, Headline};
 use super::charts::{self, CostPoint, LineChart, Scatter, Series};
 use super::compare::{self, CompareIndex, PairPage};
 use super::config::SiteConfig;
+use super::digest::Digest;
 use super::links;
 use super::runs::{self, CategoryRow, FailureRow, TaskPage};
 use super::transcripts::Transcripts;
@@ -218,13 +219,34 @@ pub struct ResultsView {
     pub pairs: Vec<PairPage>,
 }
 
+/// What [`view`] derived from each baseline alone (its statistics, its
+/// paired test with the row above, its run pages), kept between builds by
+/// `--watch` and keyed by digests of the inputs: after one baseline
+/// changed, the others' are reused. Only the last build's are kept.
+#[derive(Default)]
+pub struct Derived {
+    keep: bool,
+    summaries: HashMap<u64, Option<Summary>>,
+    ties: HashMap<(u64, u64), Option<Tie>>,
+    runs: HashMap<u64, runs::BaselineRuns>,
+}
+
+impl Derived {
+    /// A store that keeps what each build derived for the next.
+    pub fn keeping() -> Derived {
+        Derived { keep: true, ..Derived::default() }
+    }
+}
+
 /// Build the view of `baselines` against the current suite, with the
-/// transcripts of their evidence (by baseline stem) where loaded.
+/// transcripts of their evidence (by baseline stem) where loaded; what
+/// `derived` holds from the last build is reused.
 pub fn view(
     baselines: &[Baseline],
     suite: &SuiteView,
     config: &SiteConfig,
     evidence: &HashMap<String, Result<Transcripts, String>>,
+    derived: &mut Derived,
 ) -> ResultsView {
     let suite_ids = suite.ids();
     let mut order: Vec<usize> = (0..baselines.len()).collect();
@@ -242,12 +264,27 @@ pub fn view(
     let counts: Vec<Vec<TaskCounts>> = sorted.iter().map(|b| task_counts(&b.headline)).collect();
     let mut rows: Vec<Row> = sorted.iter().map(|b| row(b, suite_ids.as_ref(), config)).collect();
     // Each baseline's bootstrap, and its paired comparison with the row above.
-    let derived: Vec<(Option<Summary>, Option<Tie>)> = parallel_map(&(0..counts.len()).collect::<Vec<_>>(), |&i| {
-        let summary = Summary::of(&counts[i], &settings);
-        let tie = if i > 0 { tie(&counts[i - 1], &counts[i], &rows[i - 1].model, &settings) } else { None };
+    let before = &*derived;
+    let pair_key = |i: usize| (sorted[i - 1].digest, sorted[i].digest);
+    let computed: Vec<(Option<Summary>, Option<Tie>)> = parallel_map(&(0..counts.len()).collect::<Vec<_>>(), |&i| {
+        let summary = match before.summaries.get(&sorted[i].digest) {
+            Some(kept) => kept.clone(),
+            None => Summary::of(&counts[i], &settings),
+        };
+        let tie = match i {
+            0 => None,
+            _ => match before.ties.get(&pair_key(i)) {
+                Some(kept) => kept.clone(),
+                None => tie(&counts[i - 1], &counts[i], &rows[i - 1].model, &settings),
+            },
+        };
         (summary, tie)
     });
-    let (summaries, ties): (Vec<Option<Summary>>, Vec<Option<Tie>>) = derived.into_iter().unzip();
+    let (summaries, ties): (Vec<Option<Summary>>, Vec<Option<Tie>>) = computed.into_iter().unzip();
+    if derived.keep {
+        derived.summaries = sorted.iter().zip(&summaries).map(|(b, s)| (b.digest, s.clone())).collect();
+        derived.ties = (1..sorted.len()).map(|i| (pair_key(i), ties[i].clone())).collect();
+    }
     for ((row, summary), tie) in rows.iter_mut().zip(&summaries).zip(ties) {
         row.interval = summary.as_ref().map(|s| RowInterval {
             text: stats::plus_minus(&s.solve_k),
@@ -257,8 +294,42 @@ pub fn view(
         });
         row.tie = tie;
     }
-    let mut below: Vec<runs::BaselineRuns> =
-        parallel_map(&sorted, |b| runs::baseline_runs(b, suite, evidence.get(&b.stem).and_then(|e| e.as_ref().ok())));
+    let suite_digest = {
+        let mut d = Digest::default();
+        d.value(suite);
+        d.finish()
+    };
+    let before = &*derived;
+    let below_keyed: Vec<(u64, runs::BaselineRuns)> = parallel_map(&sorted, |b| {
+        // The run pages are made from the baseline's file, the suite and the
+        // evidence archive alone: their digests name them.
+        let archive = evidence.get(&b.stem);
+        let mut d = Digest::default();
+        d.text(&b.stem);
+        d.number(b.digest);
+        d.number(suite_digest);
+        match archive {
+            Some(Ok(t)) => d.number(t.digest),
+            Some(Err(why)) => d.text(why),
+            None => d.text(""),
+        }
+        let key = d.finish();
+        if let Some(kept) = before.runs.get(&key) {
+            return (key, kept.clone());
+        }
+        let mut runs = runs::baseline_runs(b, suite, archive.and_then(|e| e.as_ref().ok()));
+        for (i, task) in runs.tasks.iter_mut().enumerate() {
+            let mut page = Digest::default();
+            page.number(key);
+            page.number(i as u64);
+            task.digest = page.finish();
+        }
+        (key, runs)
+    });
+    if derived.keep {
+        derived.runs = below_keyed.iter().map(|(key, runs)| (*key, runs.clone())).collect();
+    }
+    let mut below: Vec<runs::BaselineRuns> = below_keyed.into_iter().map(|(_, runs)| runs).collect();
     let pages = sorted
         .iter()
         .zip(&rows)
@@ -335,8 +406,10 @@ pub fn view(
     }
 }
 
-/// Below this many items one thread is as fast.
-const PARALLEL_MIN_ITEMS: usize = 8;
+/// Below this many items one thread is as fast. Every caller maps items of
+/// a millisecond or more (a baseline's bootstrap or run pages, a pair's
+/// paired test, an archive), so two already gain from a second core.
+const PARALLEL_MIN_ITEMS: usize = 2;
 
 /// `items.map(f)`, spread over the cores when there are many: a bootstrap
 /// per baseline is a millisecond or two, which a site of hundreds feels.
@@ -934,6 +1007,7 @@ mod tests {
             path: PathBuf::from(format!("b/{stem}.json")),
             stem: stem.into(),
             headline: baselines::parse(json).unwrap(),
+            digest: 0,
         }
     }
 
@@ -949,7 +1023,7 @@ mod tests {
                 "aggregate": {"total_tasks": 54, "n_runs": 5, "pass_k_rate": 100, "solve_k_rate": 74.1,
                 "by_difficulty": {"T3": {"total_tasks": 29, "solve_k_count": 19}, "T1": {"total_tasks": 0}}}}"#,
         );
-        let v = view(&[b], &SuiteView::empty("t".into()), &config(), &HashMap::new());
+        let v = view(&[b], &SuiteView::empty("t".into()), &config(), &HashMap::new(), &mut Derived::default());
         let r = &v.rows[0];
         assert_eq!(
             (r.k.as_str(), r.tasks.as_str(), r.pass_k.as_str(), r.solve_k.as_str()),
@@ -965,7 +1039,13 @@ mod tests {
 
     #[test]
     fn missing_fields_collapse_to_defaults() {
-        let v = view(&[baseline("e", "{}")], &SuiteView::empty("t".into()), &SiteConfig::default(), &HashMap::new());
+        let v = view(
+            &[baseline("e", "{}")],
+            &SuiteView::empty("t".into()),
+            &SiteConfig::default(),
+            &HashMap::new(),
+            &mut Derived::default(),
+        );
         let r = &v.rows[0];
         assert_eq!((r.model.as_str(), r.provider.as_str()), (UNKNOWN, UNKNOWN));
         assert_eq!((r.k.as_str(), r.tasks.as_str()), ("0", "0"));
@@ -978,6 +1058,7 @@ mod tests {
             &SuiteView::empty("t".into()),
             &SiteConfig::default(),
             &HashMap::new(),
+            &mut Derived::default(),
         );
         assert_eq!(v.rows[0].commit.as_ref().unwrap().url, None);
     }
@@ -991,7 +1072,7 @@ mod tests {
             baseline("d", r#"{"model": "top", "provider": "z", "aggregate": {"solve_k_rate": 90.5}}"#),
             baseline("e", r#"{"model": "none"}"#),
         ];
-        let v = view(&bs, &SuiteView::empty("t".into()), &config(), &HashMap::new());
+        let v = view(&bs, &SuiteView::empty("t".into()), &config(), &HashMap::new(), &mut Derived::default());
         let models: Vec<_> = v.rows.iter().map(|r| r.model.as_str()).collect();
         assert_eq!(models, ["top", "z", "a", "b", "none"]);
     }
@@ -1009,7 +1090,7 @@ mod tests {
             baseline("same", r#"{"tasks": [{"id": "a"}, {"id": "b"}, {"id": "c"}]}"#),
             baseline("old", r#"{"tasks": [{"id": "a"}, {"id": "gone"}]}"#),
         ];
-        let v = view(&bs, &suite, &config(), &HashMap::new());
+        let v = view(&bs, &suite, &config(), &HashMap::new(), &mut Derived::default());
         let old = v.rows.iter().find(|r| r.file == "old.json").unwrap();
         assert_eq!(
             old.suite_diff,
@@ -1028,7 +1109,7 @@ mod tests {
             "x",
             r#"{"model": "m", "aggregate": {"by_difficulty": {"T1": {"total_tasks": 4, "solve_k_count": 1}}}}"#,
         );
-        let v = view(&[b], &SuiteView::empty("t".into()), &config(), &HashMap::new());
+        let v = view(&[b], &SuiteView::empty("t".into()), &config(), &HashMap::new(), &mut Derived::default());
         let bars = &v.chart.rows[0].bars;
         assert_eq!(bars[0].width, 27.5);
         assert_eq!(bars[0].text, "1/4");

@@ -100,7 +100,11 @@ pub struct TaskPage {
     pub provider: String,
     /// The transcript pages of its runs: (logical path, view).
     #[serde(skip)]
-    pub transcripts: Vec<(String, transcripts::TranscriptView)>,
+    pub transcripts: Vec<(String, std::sync::Arc<transcripts::TranscriptView>)>,
+    /// A digest of what the page was made from (set by `results::view`:
+    /// the baseline file, the suite, the evidence archive, its place).
+    #[serde(skip)]
+    pub digest: u64,
 }
 
 /// What a transcript page needs of its task.
@@ -251,7 +255,7 @@ pub fn baseline_runs(b: &Baseline, suite: &SuiteView, evidence: Option<&Transcri
                 let transcript = evidence.and_then(|e| e.of(r.transcript_path.as_deref()?));
                 let transcript_url = transcript.map(|_| format!("{folder}/{key}/run-{n}.html"));
                 if let (Some(view), Some(u)) = (transcript, &transcript_url) {
-                    transcripts_of_task.push((u.clone(), view.clone()));
+                    transcripts_of_task.push((u.clone(), std::sync::Arc::clone(view)));
                 }
                 let view = run_view(n, r, task, transcript.map(|t| t.end.reason.as_str()), transcript_url);
                 if !view.solved {
@@ -283,6 +287,7 @@ pub fn baseline_runs(b: &Baseline, suite: &SuiteView, evidence: Option<&Transcri
             model: h.model.clone().unwrap_or_else(|| UNKNOWN.into()),
             provider: h.provider.clone().unwrap_or_else(|| UNKNOWN.into()),
             transcripts: transcripts_of_task,
+            digest: 0,
         });
     }
     out.failures = failures
@@ -554,7 +559,12 @@ mod tests {
     use std::path::PathBuf;
 
     fn baseline(json: &str) -> Baseline {
-        Baseline { path: PathBuf::from("b/x.json"), stem: "x".into(), headline: baselines::parse(json).unwrap() }
+        Baseline {
+            path: PathBuf::from("b/x.json"),
+            stem: "x".into(),
+            headline: baselines::parse(json).unwrap(),
+            digest: 0,
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow};
@@ -13,19 +14,21 @@ use serde::Serialize;
 use tera::{Context, Value};
 
 use super::baselines::{self, Baseline};
-use super::compare;
+use super::compare::{self, PairPage};
 use super::config::{self, SiteConfig};
 use super::content::{self, Content, Outline, Page};
+use super::digest::Digest;
 use super::highlight;
 use super::history::{self, Dates};
 use super::html::{self, OutlineLevels};
 use super::links::{self, SiteIndex};
 use super::markdown;
 use super::output::{self, OutData, OutFile, WriteStats};
-use super::results::{self, SuiteView};
+use super::results::{self, BaselineView, SuiteView};
+use super::runs::{RunView, TaskPage};
 use super::search::{self, SearchIndex};
 use super::templates::{self, StaticFile, Templates};
-use super::transcripts::{self, Transcripts};
+use super::transcripts::{self, TranscriptView, Transcripts};
 use super::vitepress;
 use super::{BuildReport, PublishOptions, Warning};
 use crate::report::evidence;
@@ -96,6 +99,27 @@ pub struct Site {
     suite_warnings: Vec<Warning>,
     /// "Last updated" dates of the docs pages.
     history: Dates,
+    /// The task, transcript and pair pages of the last build, kept for the
+    /// next one when rebuilding (`--watch`; see [`Site::keep_pages`]).
+    kept: Mutex<Option<KeptPages>>,
+    /// What the last write left in the output folder.
+    stamps: output::Stamps,
+    /// What the last build derived from each baseline (kept with the pages).
+    derived: results::Derived,
+}
+
+/// Rendered pages by logical path, each with the digest of everything it
+/// was rendered from: a page whose digest is unchanged is not rendered
+/// again. Only the last build's pages are kept, so this holds at most one
+/// site's worth of these pages.
+type KeptPages = HashMap<String, KeptPage>;
+
+struct KeptPage {
+    /// The digests of its sources and of its data (`Site::page_digests`).
+    source: u64,
+    digest: u64,
+    html: String,
+    sections: Vec<html::Section>,
 }
 
 /// The output of `render`.
@@ -250,31 +274,64 @@ fn parallel_map<'a, T: Sync, R: Send>(items: &'a [T], f: impl Fn(&'a T) -> R + S
 }
 
 /// One page ready for its template and the last pass.
-struct Outgoing {
+struct Outgoing<'a> {
     /// Logical path (`guide/x.html`).
     url: String,
     template: &'static str,
-    ctx: Context,
     title: String,
     levels: OutlineLevels,
     /// Whether it goes into the search index and the sitemap.
     searched: bool,
+    source: Source<'a>,
+}
+
+/// What a page's template context is made from.
+enum Source<'a> {
+    Docs(&'a RenderedPage<'a>),
+    /// The results, matrix, catalog and compare pages: their data is global.
+    Listing {
+        description: &'static str,
+    },
+    Baseline {
+        view: &'a BaselineView,
+        description: String,
+        evidence: Option<EvidenceLink>,
+    },
+    Task {
+        task: &'a TaskPage,
+        description: String,
+    },
+    Transcript {
+        task: &'a TaskPage,
+        run: &'a RunView,
+        transcript: &'a TranscriptView,
+    },
+    Pair(&'a PairPage),
+    NotFound,
 }
 impl Site {
     /// Run every loading stage.
     pub fn load(options: PublishOptions) -> Result<Site> {
         let config = config::load(&options.config)?;
         // The git history is read while everything else loads.
+        // The git history, the suite (its patterns compile, which takes a
+        // while) and the baselines with their evidence load on their own
+        // threads while the pages and templates load here.
         std::thread::scope(|scope| {
             let history =
                 scope.spawn(|| if config.last_updated { history::last_updated(&options.docs) } else { Dates::new() });
+            let suite = scope.spawn(|| load_suite(&options.suite));
+            let data = scope.spawn(|| -> Result<_> {
+                let (baselines, warnings) = baselines::load_dir(&options.baselines)?;
+                let evidence = load_evidence(&options.baselines, &baselines);
+                Ok((baselines, warnings, evidence))
+            });
             let content = content::load(&options.docs)?;
             // Code blocks highlight in the background while the rest loads.
             highlight::prepare(content.pages.iter().map(|p| p.body.clone()).collect());
             let templates = templates::load(&options.templates)?;
-            let (baselines, baseline_warnings) = baselines::load_dir(&options.baselines)?;
-            let evidence = load_evidence(&options.baselines, &baselines);
-            let (suite, suite_warnings) = load_suite(&options.suite);
+            let (baselines, baseline_warnings, evidence) = data.join().expect("loading baselines does not panic")?;
+            let (suite, suite_warnings) = suite.join().expect("loading the suite does not panic");
             let history = history.join().unwrap_or_default();
             Ok(Site {
                 options: options.clone(),
@@ -287,14 +344,31 @@ impl Site {
                 suite,
                 suite_warnings,
                 history,
+                kept: Mutex::new(None),
+                stamps: output::Stamps::default(),
+                derived: results::Derived::default(),
             })
         })
+    }
+
+    /// Keep the task, transcript and pair pages of each build for the next:
+    /// a rebuild renders only those whose data changed. For `--watch`; a
+    /// one-off build renders every page and keeps none.
+    pub fn keep_pages(&mut self) {
+        *self.kept.get_mut().expect("kept pages lock") = Some(KeptPages::new());
+        self.derived = results::Derived::keeping();
     }
 
     /// Re-run the loading stage for one kind of change.
     pub fn reload(&mut self, kind: ChangeKind) -> Result<()> {
         match kind {
-            ChangeKind::Config => *self = Site::load(self.options.clone())?,
+            ChangeKind::Config => {
+                let keep = self.kept.get_mut().expect("kept pages lock").is_some();
+                *self = Site::load(self.options.clone())?;
+                if keep {
+                    self.keep_pages();
+                }
+            }
             ChangeKind::Templates => self.templates = templates::load(&self.options.templates)?,
             ChangeKind::Content => self.content = content::load(&self.options.docs)?,
             ChangeKind::Static => {
@@ -302,8 +376,9 @@ impl Site {
                 self.templates.static_files = templates::load_static(&self.options.templates)?;
             }
             ChangeKind::Baselines => {
-                (self.baselines, self.baseline_warnings) = baselines::load_dir(&self.options.baselines)?;
-                self.evidence = load_evidence(&self.options.baselines, &self.baselines);
+                (self.baselines, self.baseline_warnings) =
+                    baselines::load_dir_reusing(&self.options.baselines, &self.baselines)?;
+                self.evidence = load_evidence_reusing(&self.options.baselines, &self.baselines, &self.evidence);
             }
             ChangeKind::Tasks => (self.suite, self.suite_warnings) = load_suite(&self.options.suite),
         }
@@ -311,10 +386,10 @@ impl Site {
     }
 
     /// Write a rendered site to the output folder.
-    pub fn write(&self, built: &Built) -> Result<WriteStats> {
+    pub fn write(&mut self, built: &Built) -> Result<WriteStats> {
         let o = &self.options;
         output::check_target(&o.out, &[&o.docs, &o.templates, &o.baselines, &o.suite])?;
-        let written = output::write(&o.out, &built.files)?;
+        let written = output::write_remembering(&o.out, &built.files, &mut self.stamps)?;
         super::highlight::save_cache();
         Ok(written)
     }
@@ -325,9 +400,11 @@ impl Site {
         let mut warnings: Vec<Warning> = Vec::new();
         warnings.extend(self.baseline_warnings.iter().cloned());
         warnings.extend(self.suite_warnings.iter().cloned());
-        let results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence);
+        let results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence, &mut self.derived);
         let clean = self.config.clean_urls;
 
+        // Where the site title in the header leads.
+        let home_url = if self.content.pages.iter().any(|p| p.rel == "index.md") { "index.html" } else { RESULTS_PAGE };
         // Data every template sees; the generated fragments render from it on demand.
         {
             let global = self.templates.tera.global_context();
@@ -336,8 +413,7 @@ impl Site {
             global.insert("suite", &self.suite);
             global.insert("clean_urls", &clean);
             // Where the site title in the header leads.
-            let has_index = self.content.pages.iter().any(|p| p.rel == "index.md");
-            global.insert("home_url", if has_index { "index.html" } else { RESULTS_PAGE });
+            global.insert("home_url", home_url);
         }
         self.templates.fragments.begin_build(self.templates.tera.clone());
 
@@ -413,50 +489,21 @@ impl Site {
 
         let (nav, order) = navigation(&rendered, &self.config.title);
         self.templates.tera.global_context().insert("nav", &nav);
-        let neighbours = |url: &str| -> (Option<&PageLink>, Option<&PageLink>) {
-            match order.iter().position(|l| l.url == url) {
-                Some(i) => (i.checked_sub(1).map(|p| &order[p]), order.get(i + 1)),
-                None => (None, None),
-            }
-        };
 
         let mut outgoing: Vec<Outgoing> = Vec::with_capacity(rendered.len() + generated.len() + 1);
         for r in &rendered {
-            let page = r.page;
-            let (prev, next) = neighbours(&page.out);
-            let edit_url =
-                self.config.edit_url.as_ref().filter(|_| page.edit_link).map(|template| {
-                    template.replace("{path}", &utf8_percent_encode(&page.rel, PATH_IN_URL).to_string())
-                });
-            let last_updated = self.history.get(&page.rel).filter(|_| self.config.last_updated && page.last_updated);
-            let info = PageInfo {
-                title: &r.title,
-                url: &page.out,
-                description: r.description.as_deref().or(self.config.description.as_deref()),
-                permalink: self.permalink(&page.out),
-                source: Some(&page.rel),
-                edit_url,
-                last_updated: last_updated.map(String::as_str),
-                prev,
-                next,
-                meta: Some(&page.meta),
-                styles: &r.styles,
-            };
-            let mut ctx = self.context(&page.out, &info);
-            ctx.insert_value("content", Value::safe_string(&r.html));
-            ctx.insert("home", &r.home);
-            let levels = match page.outline {
+            let levels = match r.page.outline {
                 Outline::Hidden => OutlineLevels { min: 7, max: 7 },
                 Outline::Levels(min, max) => OutlineLevels { min, max },
             };
             let template = if r.home.is_some() { "home.html" } else { "page.html" };
             outgoing.push(Outgoing {
-                url: page.out.clone(),
+                url: r.page.out.clone(),
                 template,
-                ctx,
                 title: r.title.clone(),
                 levels,
                 searched: true,
+                source: Source::Docs(r),
             });
         }
         for (url, template, title, description) in [
@@ -465,19 +512,14 @@ impl Site {
             (CATALOG_PAGE, "catalog.html", "Task catalog", CATALOG_DESCRIPTION),
             (compare::INDEX_PAGE, "compare.html", "Compare two models", COMPARE_DESCRIPTION),
         ] {
-            let (prev, next) = neighbours(url);
-            let info = PageInfo {
-                title,
-                url,
-                description: Some(description),
-                permalink: self.permalink(url),
-                prev,
-                next,
-                ..PageInfo::default()
-            };
-            let ctx = self.context(url, &info);
-            let levels = OutlineLevels::default();
-            outgoing.push(Outgoing { url: url.into(), template, ctx, title: title.into(), levels, searched: true });
+            outgoing.push(Outgoing {
+                url: url.into(),
+                template,
+                title: title.into(),
+                levels: OutlineLevels::default(),
+                searched: true,
+                source: Source::Listing { description },
+            });
         }
         let mut files = Vec::with_capacity(rendered.len() + generated.len() + self.content.assets.len() + 8);
         for view in &results.pages {
@@ -487,31 +529,27 @@ impl Site {
                 view.row.model, view.row.provider, view.row.solve_k, view.row.pass_k, view.row.tasks, view.row.k
             );
             let url = view.row.page.as_str();
-            let info = PageInfo {
-                title: &title,
-                url,
-                description: Some(&description),
-                permalink: self.permalink(url),
-                ..PageInfo::default()
-            };
-            let mut ctx = self.context(url, &info);
-            ctx.insert("baseline", view);
             // The transcripts blessed with the baseline, offered for download:
             // the archive of the baseline's own run, found by its run id, so a
             // file left by an interrupted bless is never picked up.
             let archive = evidence::archive_path(&self.options.baselines.join(&view.row.file), &view.run_id);
-            let mut link = None;
+            let mut evidence = None;
             if let Some((archive, meta)) =
                 archive.and_then(|a| std::fs::symlink_metadata(&a).ok().filter(|m| m.is_file()).map(|m| (a, m)))
             {
                 let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
                 let href = links::href(&links::relative_from(&links::output_path(url, clean), &rel));
-                link = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
+                evidence = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
                 files.push(OutFile { rel, data: OutData::Copy(archive) });
             }
-            ctx.insert("evidence", &link);
-            let levels = OutlineLevels::default();
-            outgoing.push(Outgoing { url: url.into(), template: "baseline.html", ctx, title, levels, searched: true });
+            outgoing.push(Outgoing {
+                url: url.into(),
+                template: "baseline.html",
+                title,
+                levels: OutlineLevels::default(),
+                searched: true,
+                source: Source::Baseline { view, description, evidence },
+            });
         }
         // Below each baseline: a page per task (its runs), a page per run's
         // transcript; and a page per compared pair. Searched by their titles
@@ -526,91 +564,84 @@ impl Site {
                 task.model,
                 task.provider
             );
-            let info = PageInfo {
-                title: &title,
-                url: &task.url,
-                description: Some(&description),
-                permalink: self.permalink(&task.url),
-                ..PageInfo::default()
-            };
-            let mut ctx = self.context(&task.url, &info);
-            ctx.insert("task", task);
-            let levels = OutlineLevels { min: 7, max: 7 };
             outgoing.push(Outgoing {
                 url: task.url.clone(),
                 template: "task.html",
-                ctx,
-                title: title.clone(),
-                levels,
+                title,
+                levels: OutlineLevels { min: 7, max: 7 },
                 searched: true,
+                source: Source::Task { task, description },
             });
             for (url, transcript) in &task.transcripts {
                 let Some(run) = task.runs.iter().find(|r| r.transcript.as_deref() == Some(url.as_str())) else {
                     continue;
                 };
-                let title = format!("Transcript of {} run {} · {} ({})", task.id, run.n, task.model, task.provider);
-                let info = PageInfo { title: &title, url, ..PageInfo::default() };
-                let mut ctx = self.context(url, &info);
-                ctx.insert("task", &task.brief());
-                ctx.insert("run", run);
-                ctx.insert("transcript", transcript);
                 outgoing.push(Outgoing {
                     url: url.clone(),
                     template: "transcript.html",
-                    ctx,
-                    title,
+                    title: format!("Transcript of {} run {} · {} ({})", task.id, run.n, task.model, task.provider),
                     levels: OutlineLevels { min: 7, max: 7 },
                     searched: false,
+                    source: Source::Transcript { task, run, transcript },
                 });
             }
         }
         for pair in &results.pairs {
-            let title = format!("{} vs {}", pair.a.model, pair.b.model);
-            let info = PageInfo { title: &title, url: &pair.url, ..PageInfo::default() };
-            let mut ctx = self.context(&pair.url, &info);
-            ctx.insert("pair", pair);
             outgoing.push(Outgoing {
                 url: pair.url.clone(),
                 template: "pair.html",
-                ctx,
-                title,
+                title: format!("{} vs {}", pair.a.model, pair.b.model),
                 levels: OutlineLevels { min: 7, max: 7 },
                 searched: false,
+                source: Source::Pair(pair),
             });
         }
-        // The page a server shows for a missing address: it may be served at
-        // any depth, so its links start from the base path, not relative.
-        {
-            let info = PageInfo { title: "Page not found", url: NOT_FOUND_PAGE, ..PageInfo::default() };
-            let mut ctx = self.context(NOT_FOUND_PAGE, &info);
-            ctx.insert("root", &self.config.base_path);
-            let levels = OutlineLevels::default();
-            let title = info.title.to_string();
-            outgoing.push(Outgoing {
-                url: NOT_FOUND_PAGE.into(),
-                template: "404.html",
-                ctx,
-                title,
-                levels,
-                searched: false,
-            });
-        }
+        outgoing.push(Outgoing {
+            url: NOT_FOUND_PAGE.into(),
+            template: "404.html",
+            title: "Page not found".into(),
+            levels: OutlineLevels::default(),
+            searched: false,
+            source: Source::NotFound,
+        });
 
         let mut search = SearchIndex::default();
         let mut sitemap = Vec::new();
         let this: &Site = self;
+        let kept = self.kept.lock().expect("kept pages lock").take();
+        let shared = kept.as_ref().map(|_| self.shared_digest(&results, &nav, home_url));
+        // Each page's context is built on the thread that renders it:
+        // serializing the data into Tera's values is a good part of the work.
         let finished_pages = parallel_map(&outgoing, |page| {
-            this.render_template(page.template, &page.ctx).map(|html| html::finish(&html, page.levels))
+            let before = kept.as_ref().and_then(|kept| kept.get(&page.url));
+            let digests = shared.and_then(|shared| this.page_digests(page, shared, before));
+            if let Some(same) = before.filter(|b| digests.is_some_and(|(_, data)| data == b.digest)) {
+                let finished =
+                    html::Finished { html: same.html.clone(), sections: same.sections.clone(), ..Default::default() };
+                return Ok((finished, digests));
+            }
+            let ctx = this.page_context(page, &order);
+            this.render_finished(page.template, &ctx, page.levels).map(|finished| (finished, digests))
         });
+        let mut keep = kept.map(|_| KeptPages::new());
         for (page, finished) in finished_pages {
-            let finished = finished?;
+            let (finished, digests) = finished?;
+            if let (Some(keep), Some((source, digest))) = (&mut keep, digests) {
+                let sections = if page.searched { finished.sections.clone() } else { Vec::new() };
+                keep.insert(page.url.clone(), KeptPage { source, digest, html: finished.html.clone(), sections });
+            }
+            let digest = digests.map(|(_, data)| data);
             if page.searched {
                 search.add(&page.title, &links::href_path(&page.url, clean), finished.sections);
                 sitemap.push(page.url.clone());
             }
             // Static hosts look for the 404 page at the root, whatever the URL style.
             let rel = if page.url == NOT_FOUND_PAGE { page.url.clone() } else { links::output_path(&page.url, clean) };
-            files.push(OutFile { rel, data: OutData::Bytes(finished.html.into_bytes()) });
+            let data = match digest {
+                Some(digest) => OutData::Known { bytes: finished.html.into_bytes(), digest },
+                None => OutData::Bytes(finished.html.into_bytes()),
+            };
+            files.push(OutFile { rel, data });
         }
         files.push(OutFile { rel: search::INDEX_FILE.into(), data: OutData::Bytes(search.to_script().into_bytes()) });
         if let Some(url) = &self.config.url {
@@ -635,6 +666,7 @@ impl Site {
             files.push(OutFile { rel: file.rel().to_string(), data });
             assets += 1;
         }
+        *self.kept.lock().expect("kept pages lock") = keep;
         Ok(Built {
             files,
             warnings,
@@ -643,6 +675,143 @@ impl Site {
             assets,
             baselines: self.baselines.len(),
         })
+    }
+
+    /// A digest of what every page shares: the templates, the configuration,
+    /// the suite, the navigation and, when a template outside the listing
+    /// pages may read it, the results data.
+    fn shared_digest(&self, results: &results::ResultsView, nav: &[NavEntry], home_url: &str) -> u64 {
+        let mut d = Digest::default();
+        d.number(self.templates.digest);
+        d.value(&self.config);
+        d.value(&self.suite);
+        d.value(nav);
+        d.text(home_url);
+        if self.templates.others_read_results {
+            d.value(results);
+        }
+        d.finish()
+    }
+
+    /// Digests of what a task, transcript or pair page is rendered from
+    /// (with `shared`, what all pages share): a cheap one naming its sources
+    /// (the task's digest: its baseline file, the suite, the evidence), and
+    /// one of its data, computed only when the sources changed, since a
+    /// baseline rewritten with another commit leaves most of its pages as
+    /// they were. `None` for the other pages, which are few and always rendered.
+    fn page_digests(&self, page: &Outgoing, shared: u64, before: Option<&KeptPage>) -> Option<(u64, u64)> {
+        let mut d = Digest::default();
+        d.number(shared);
+        d.text(&page.url);
+        d.text(page.template);
+        d.text(&page.title);
+        d.number(u64::from(page.levels.min) << 8 | u64::from(page.levels.max));
+        d.number(u64::from(page.searched));
+        let mut data = Digest::default();
+        data.number(d.finish());
+        match &page.source {
+            Source::Task { task, description } => {
+                d.number(task.digest);
+                if let Some(same) = before.filter(|b| b.source == d.finish()) {
+                    return Some((same.source, same.digest));
+                }
+                data.value(task);
+                data.text(description);
+            }
+            Source::Transcript { task, run, transcript } => {
+                d.number(task.digest);
+                d.number(run.n as u64);
+                d.number(transcript.digest);
+                if let Some(same) = before.filter(|b| b.source == d.finish()) {
+                    return Some((same.source, same.digest));
+                }
+                data.value(&task.brief());
+                data.value(run);
+                data.number(transcript.digest);
+            }
+            // Small: its data is its source.
+            Source::Pair(pair) => data.value(pair),
+            _ => return None,
+        }
+        Some((d.finish(), data.finish()))
+    }
+
+    /// The template context of one outgoing page; `order` is the reading
+    /// order, for the previous and next links of docs and listing pages.
+    fn page_context(&self, page: &Outgoing, order: &[PageLink]) -> Context {
+        let url = page.url.as_str();
+        let neighbours = || -> (Option<&PageLink>, Option<&PageLink>) {
+            match order.iter().position(|l| l.url == url) {
+                Some(i) => (i.checked_sub(1).map(|p| &order[p]), order.get(i + 1)),
+                None => (None, None),
+            }
+        };
+        let info = PageInfo { title: &page.title, url, ..PageInfo::default() };
+        match &page.source {
+            Source::Docs(r) => {
+                let docs = r.page;
+                let (prev, next) = neighbours();
+                let edit_url = self.config.edit_url.as_ref().filter(|_| docs.edit_link).map(|template| {
+                    template.replace("{path}", &utf8_percent_encode(&docs.rel, PATH_IN_URL).to_string())
+                });
+                let last_updated =
+                    self.history.get(&docs.rel).filter(|_| self.config.last_updated && docs.last_updated);
+                let info = PageInfo {
+                    description: r.description.as_deref().or(self.config.description.as_deref()),
+                    permalink: self.permalink(url),
+                    source: Some(&docs.rel),
+                    edit_url,
+                    last_updated: last_updated.map(String::as_str),
+                    prev,
+                    next,
+                    meta: Some(&docs.meta),
+                    styles: &r.styles,
+                    ..info
+                };
+                let mut ctx = self.context(url, &info);
+                ctx.insert_value("content", Value::safe_string(&r.html));
+                ctx.insert("home", &r.home);
+                ctx
+            }
+            Source::Listing { description } => {
+                let (prev, next) = neighbours();
+                let info =
+                    PageInfo { description: Some(description), permalink: self.permalink(url), prev, next, ..info };
+                self.context(url, &info)
+            }
+            Source::Baseline { view, description, evidence } => {
+                let info = PageInfo { description: Some(description), permalink: self.permalink(url), ..info };
+                let mut ctx = self.context(url, &info);
+                ctx.insert("baseline", view);
+                ctx.insert("evidence", evidence);
+                ctx
+            }
+            Source::Task { task, description } => {
+                let info = PageInfo { description: Some(description), permalink: self.permalink(url), ..info };
+                let mut ctx = self.context(url, &info);
+                ctx.insert("task", task);
+                ctx
+            }
+            Source::Transcript { task, run, transcript } => {
+                let mut ctx = self.context(url, &info);
+                ctx.insert("task", &task.brief());
+                ctx.insert("run", run);
+                ctx.insert("transcript", transcript);
+                ctx
+            }
+            Source::Pair(pair) => {
+                let mut ctx = self.context(url, &info);
+                ctx.insert("pair", pair);
+                ctx
+            }
+            // The page a server shows for a missing address: it may be served
+            // at any depth, so its links start from the base path, not relative.
+            Source::NotFound => {
+                let mut ctx = self.context(url, &info);
+                ctx.insert("root", &self.config.base_path);
+                ctx
+            }
+        }
     }
 
     /// The template context of the page at `url` (logical), with its `root`.
@@ -724,8 +893,20 @@ impl Site {
         })
     }
 
-    fn render_template(&self, name: &str, ctx: &Context) -> Result<String> {
-        self.templates.tera.render(name, ctx).map_err(|e| anyhow!("{}", self.describe(&e)))
+    /// A page from its template, with the last pass (`html::finish`) done.
+    /// Each thread renders into one buffer that it keeps: grown once to the
+    /// largest page, instead of a new string doubling its way up per page.
+    fn render_finished(&self, name: &str, ctx: &Context, levels: OutlineLevels) -> Result<html::Finished> {
+        thread_local! {
+            static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        BUFFER.with_borrow_mut(|buffer| {
+            buffer.clear();
+            self.templates.tera.render_to(name, ctx, &mut *buffer).map_err(|e| anyhow!("{}", self.describe(&e)))?;
+            let html =
+                std::str::from_utf8(buffer).map_err(|e| anyhow!("{name} rendered text that is not UTF-8: {e}"))?;
+            Ok(html::finish(html, levels))
+        })
     }
 
     fn describe(&self, e: &tera::Error) -> String {
@@ -748,6 +929,16 @@ impl Site {
 /// that cannot be read is not a build warning (the baseline itself is fine):
 /// its page says why, and its runs are shown without transcripts.
 fn load_evidence(dir: &Path, baselines: &[Baseline]) -> HashMap<String, Result<Transcripts, String>> {
+    load_evidence_reusing(dir, baselines, &HashMap::new())
+}
+
+/// [`load_evidence`], taking what an archive gave in `previous` (the last
+/// load, by baseline stem) when the file is unchanged (same digest).
+fn load_evidence_reusing(
+    dir: &Path,
+    baselines: &[Baseline],
+    previous: &HashMap<String, Result<Transcripts, String>>,
+) -> HashMap<String, Result<Transcripts, String>> {
     let found: Vec<(&Baseline, std::path::PathBuf)> = baselines
         .iter()
         .filter_map(|b| {
@@ -756,6 +947,11 @@ fn load_evidence(dir: &Path, baselines: &[Baseline]) -> HashMap<String, Result<T
         })
         .collect();
     results::parallel_map(&found, |(b, archive)| {
+        if let Some(Ok(before)) = previous.get(&b.stem)
+            && transcripts::file_digest(archive).ok() == Some(before.digest)
+        {
+            return (b.stem.clone(), Ok(before.clone()));
+        }
         (b.stem.clone(), transcripts::load(archive).map_err(|e| format!("{e:#}")))
     })
     .into_iter()

@@ -154,9 +154,29 @@ impl StaticFile {
     }
 }
 
+/// The page templates of the listing pages and the partials behind the
+/// generated-content functions: the templates expected to read the global
+/// `results` data (every baseline's figures).
+const RESULTS_READERS: &[&str] = &[
+    "results.html",
+    "compare.html",
+    "matrix.html",
+    "catalog.html",
+    "partials/results_table.html",
+    "partials/results_chart.html",
+    "partials/task_matrix.html",
+    "partials/task_catalog.html",
+];
+
 /// Loaded templates.
 pub struct Templates {
     pub tera: Tera,
+    /// A digest of every template's name and text.
+    pub digest: u64,
+    /// Whether a page rendered from a template outside [`RESULTS_READERS`]
+    /// (a task, transcript or pair page) may read the `results` data; if so,
+    /// such a page depends on every baseline, not only on its own data.
+    pub others_read_results: bool,
     /// Template files taken from disk (overriding or added), for messages.
     pub from_disk: Vec<PathBuf>,
     pub static_files: Vec<StaticFile>,
@@ -204,7 +224,7 @@ pub fn load(dir: &Path) -> Result<Templates> {
     }
     let mut named: Vec<(&String, &String)> = sources.iter().map(|(n, (t, _))| (n, t)).collect();
     named.sort();
-    tera.add_raw_templates(named).map_err(|e| {
+    tera.add_raw_templates(named.clone()).map_err(|e| {
         let origin = |name: &str| match sources.get(name) {
             Some((_, Some(p))) => p.display().to_string(),
             _ => format!("{name} (built in)"),
@@ -212,7 +232,78 @@ pub fn load(dir: &Path) -> Result<Templates> {
         anyhow::anyhow!("{}", describe_error(&e, &origin))
     })?;
     let static_files = load_static(dir)?;
-    Ok(Templates { tera, from_disk, static_files, fragments })
+    let mut digest = super::digest::Digest::default();
+    for (name, text) in &named {
+        digest.text(name);
+        digest.text(text);
+    }
+    let others_read_results = named.iter().any(|(name, text)| {
+        if RESULTS_READERS.contains(&name.as_str()) { defines_components(text) } else { reads_results(text) }
+    });
+    Ok(Templates { tera, digest: digest.finish(), others_read_results, from_disk, static_files, fragments })
+}
+
+/// The code of a template's tags (`{{ }}` and `{% %}`; comments left out),
+/// each as (first word, identifiers, string literals). Quotes are respected,
+/// so a `}}` inside a string does not end a tag.
+fn tags(text: &str) -> Vec<(String, Vec<&str>, Vec<&str>)> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(open) = text[at..].find('{').map(|p| at + p) {
+        let kind = bytes.get(open + 1).copied();
+        at = open + 1;
+        let close: &[u8] = match kind {
+            Some(b'{') => b"}}",
+            Some(b'%') => b"%}",
+            Some(b'#') => {
+                at = text[open..].find("#}").map_or(text.len(), |e| open + e + 2);
+                continue;
+            }
+            _ => continue,
+        };
+        let mut i = open + 2;
+        let (mut idents, mut literals) = (Vec::new(), Vec::new());
+        while i < bytes.len() && !bytes[i..].starts_with(close) {
+            let c = bytes[i];
+            if matches!(c, b'"' | b'\'' | b'`') {
+                let end = bytes[i + 1..].iter().position(|&b| b == c).map_or(bytes.len(), |e| i + 1 + e);
+                literals.push(&text[i + 1..end.min(text.len())]);
+                i = end + 1;
+            } else if c.is_ascii_alphabetic() || c == b'_' {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                idents.push(&text[start..i]);
+            } else {
+                i += 1;
+            }
+        }
+        at = (i + 2).min(text.len());
+        let first = if kind == Some(b'%') { idents.first().map_or("", |w| w).to_string() } else { String::new() };
+        found.push((first, idents, literals));
+    }
+    found
+}
+
+/// Whether a template may read the `results` data: it names `results` or a
+/// generated-content function, or includes, extends or imports a template
+/// that reads it, or one named by an expression (which could be any).
+/// Cautious: a field that happens to be called `results` counts too.
+fn reads_results(text: &str) -> bool {
+    tags(text).iter().any(|(first, idents, literals)| {
+        let names = idents.iter().any(|w| *w == "results" || FUNCTIONS.contains(w));
+        let loads = matches!(first.as_str(), "include" | "extends" | "import" | "from")
+            && (literals.is_empty() || literals.iter().any(|l| RESULTS_READERS.contains(l)));
+        names || loads
+    })
+}
+
+/// Whether a template defines components, which other templates could use
+/// (a reader of `results` that defines one is not kept to its own pages).
+fn defines_components(text: &str) -> bool {
+    tags(text).iter().any(|(first, _, _)| first == "component")
 }
 
 /// The static files: built in, with `dir/static/` on disk over them.
@@ -339,6 +430,24 @@ mod tests {
         std::fs::write(dir.path().join("base.html"), "{% if %}").unwrap();
         let e = load(dir.path()).err().unwrap().to_string();
         assert!(e.contains(&dir.path().join("base.html").display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn templates_reading_the_results_data_are_recognised() {
+        assert!(!reads_results(r#"<a href="{{ 'results.html' | url }}">{{ task.id }}</a>{# results #}"#));
+        assert!(!reads_results(r#"{% include "partials/folded.html" %}{{ "}} results" }}"#));
+        assert!(reads_results("{{ results.rows | length }}"));
+        assert!(reads_results("{% if x %}{{ results_table() }}{% endif %}"));
+        assert!(reads_results(r#"{% include "partials/results_table.html" %}"#));
+        assert!(reads_results("{% include name %}"));
+        assert!(reads_results(r#"{% extends "results.html" %}"#));
+        assert!(defines_components("{% component card(x) %}{{ x }}{% endcomponent card %}"));
+        let built_in = load(Path::new("/nonexistent")).unwrap();
+        assert!(!built_in.others_read_results, "the built-in task, transcript and pair pages depend on their own data");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("partials")).unwrap();
+        std::fs::write(dir.path().join("partials/page_footer.html"), "{{ results.rows | length }} models").unwrap();
+        assert!(load(dir.path()).unwrap().others_read_results);
     }
 
     #[test]

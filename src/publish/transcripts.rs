@@ -11,8 +11,8 @@
 //! Everything here is untrusted text, escaped by the templates.
 
 use std::collections::HashMap;
-
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -34,12 +34,16 @@ const MAX_EVENTS: usize = 2_000;
 /// The transcripts of one archive, by entry name (`<task>-<n>.json`).
 #[derive(Debug, Clone, Default)]
 pub struct Transcripts {
-    by_entry: HashMap<String, TranscriptView>,
+    /// A digest of the archive file, so that a rebuild reuses what an
+    /// unchanged archive gave.
+    pub digest: u64,
+    /// Shared with the task pages that show them (a view is never copied).
+    by_entry: HashMap<String, Arc<TranscriptView>>,
 }
 
 impl Transcripts {
     /// The transcript a run's `transcript_path` names (by its file name).
-    pub fn of(&self, transcript_path: &str) -> Option<&TranscriptView> {
+    pub fn of(&self, transcript_path: &str) -> Option<&Arc<TranscriptView>> {
         let name = transcript_path.rsplit(['/', '\\']).next()?;
         self.by_entry.get(name)
     }
@@ -83,6 +87,10 @@ impl Folded {
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TranscriptView {
+    /// A digest of the entry's bytes: what the view was made from, for
+    /// keying its page across rebuilds.
+    #[serde(skip)]
+    pub digest: u64,
     /// Set when the entry could not be read; the rest is then empty.
     pub problem: Option<String>,
     pub system_prompt: Folded,
@@ -124,14 +132,33 @@ pub struct CallView {
     pub arguments: Folded,
 }
 
+/// A digest of the file at `path`, read in chunks.
+pub fn file_digest(path: &Path) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut digest = super::digest::Digest::default();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        match file.read(&mut chunk)? {
+            0 => return Ok(digest.finish()),
+            n => digest.stream(&chunk[..n]),
+        }
+    }
+}
+
 /// Read every transcript of the archive at `path`, one entry at a time.
 pub fn load(path: &Path) -> Result<Transcripts> {
-    let mut out = Transcripts::default();
+    let mut out = Transcripts {
+        digest: file_digest(path).with_context(|| format!("reading {}", path.display()))?,
+        ..Transcripts::default()
+    };
     let mut bytes = Vec::new();
     evidence::for_each_entry(path, |name, size, data| {
         let view = if size > MAX_ENTRY_BYTES {
             TranscriptView {
                 problem: Some(format!("this transcript is {} MiB, too large to show", size >> 20)),
+                // The view shows only the size.
+                digest: size,
                 ..TranscriptView::default()
             }
         } else {
@@ -139,7 +166,7 @@ pub fn load(path: &Path) -> Result<Transcripts> {
             data.read_to_end(&mut bytes).with_context(|| format!("reading {name} in {}", path.display()))?;
             view(&bytes)
         };
-        out.by_entry.insert(name.to_string(), view);
+        out.by_entry.insert(name.to_string(), Arc::new(view));
         Ok(())
     })?;
     Ok(out)
@@ -147,6 +174,10 @@ pub fn load(path: &Path) -> Result<Transcripts> {
 
 /// One transcript file as a view; a file that is not a transcript says why.
 pub fn view(bytes: &[u8]) -> TranscriptView {
+    TranscriptView { digest: super::digest::of_bytes(bytes), ..parsed_view(bytes) }
+}
+
+fn parsed_view(bytes: &[u8]) -> TranscriptView {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => {
@@ -162,6 +193,7 @@ pub fn view(bytes: &[u8]) -> TranscriptView {
     let events = events_in.iter().take(MAX_EVENTS).map(event).collect();
     let end = value.get("end").cloned().unwrap_or(Value::Null);
     TranscriptView {
+        digest: 0,
         problem: None,
         system_prompt: Folded::new(&text(&value, "system_prompt").unwrap_or_default()),
         tools: value

@@ -356,7 +356,11 @@ impl Rebuilder {
                     site.reload(kind)?;
                 }
             }
-            _ => self.site = Some(Site::load(self.options.clone())?),
+            _ => {
+                let mut site = Site::load(self.options.clone())?;
+                site.keep_pages();
+                self.site = Some(site);
+            }
         }
         self.stale.clear();
         let site = self.site.as_mut().expect("loaded above");
