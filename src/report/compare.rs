@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::format::result::{Aggregate, ResultFile, TaskResult};
 use crate::jsnum;
 use crate::stats::paired::{Difference, ExactTest};
+use crate::stats::stratified::Stratified;
 use crate::stats::{self, Paired, Rule, Settings, Verdict, gate};
 
 /// How `compare` and `run` judge drops: `--alpha` and `--exact`.
@@ -370,10 +371,9 @@ fn aggregate_verdict(rule: Rule, key: &str, stored_drop: bool, paired: &Option<P
                 Verdict::NoDrop
             }
         }
-        (Rule::Statistical { .. }, Some(p)) => match key {
-            "mean_pass_rate" => gate::across_tasks(rule, &p.passed_across_tasks),
-            "mean_solve_rate" => gate::across_tasks(rule, &p.solved_across_tasks),
-            _ => gate::aggregate(rule, paired_figure(p, key), p.common_tasks),
+        (Rule::Statistical { .. }, Some(p)) => match across_figure(p, key) {
+            Some(across) => gate::across_tasks(rule, across),
+            None => gate::aggregate(rule, paired_figure(p, key), p.common_tasks),
         },
         // No common task: nothing the data could support.
         (Rule::Statistical { .. }, None) if stored_drop => Verdict::WithinNoise,
@@ -388,6 +388,16 @@ fn gate_label(key: &str, k: u32) -> String {
         "solve_k_rate" => format!("solve^{k}"),
         "mean_pass_rate" => "mean pass".to_string(),
         _ => "mean solve".to_string(),
+    }
+}
+
+/// The stratified test across tasks that judges a mean rate; `None` for
+/// pass^k and solve^k, which their paired interval judges.
+fn across_figure<'a>(p: &'a Paired, key: &str) -> Option<&'a Stratified> {
+    match key {
+        "mean_pass_rate" => Some(&p.passed_across_tasks),
+        "mean_solve_rate" => Some(&p.solved_across_tasks),
+        _ => None,
     }
 }
 
@@ -665,13 +675,8 @@ impl Comparison {
                 let k = p.k;
                 for a in self.aggregates.iter().filter(|a| REGRESSION_KEYS.contains(&a.key)) {
                     let d = paired_figure(p, a.key);
-                    let across = match a.key {
-                        "mean_pass_rate" => Some(&p.passed_across_tasks),
-                        "mean_solve_rate" => Some(&p.solved_across_tasks),
-                        _ => None,
-                    };
-                    let across =
-                        across.map_or_else(String::new, |t| format!("; across tasks p {}", stats::format_p(t.p_drop)));
+                    let across = across_figure(p, a.key)
+                        .map_or_else(String::new, |t| format!("; across tasks p {}", stats::format_p(t.p_drop)));
                     let _ = writeln!(
                         s,
                         "  {:<10} {}% → {}% ({}{across}){}",
