@@ -48,6 +48,26 @@ index_size() {
 SECTIONS="${SECTIONS:-1 2 3 4 5}"
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 med() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m}'; }
+# start_watch DIR SUITE LOG: `publish --watch` in DIR, waiting until it serves.
+start_watch() {
+    (cd "$1" && exec "$BIN" publish --watch --suite "$2" > "$3" 2>&1) &
+    WATCH_PID=$!
+    for _ in $(seq 100); do grep -q "Serving the site at" "$3" 2>/dev/null && break; sleep 0.1; done
+}
+stop_watch() { kill -INT "$WATCH_PID"; wait "$WATCH_PID" 2>/dev/null || true; WATCH_PID=""; }
+# mdbook_book SRC DIR TITLE: an mdBook in DIR of the pages of SRC, every page in its summary.
+mdbook_book() {
+    mkdir -p "$2"
+    cp -r "$1" "$2/src"
+    chmod -R u+w "$2/src"
+    printf '[book]\ntitle = "%s"\n\n[output.html]\n' "$3" > "$2/book.toml"
+    {
+        echo "# Summary"
+        echo
+        (cd "$2/src" && find . -name '*.md' ! -name SUMMARY.md | sort | sed 's|^\./||') |
+            while read -r page; do echo "- [$page]($page)"; done
+    } > "$2/src/SUMMARY.md"
+}
 echo "machine: $(nproc) cores; runs per figure: $RUNS; sections: $SECTIONS"
 
 export VAULTBENCH_CACHE_DIR="$WORK/cache"
@@ -98,16 +118,7 @@ OURS_MS="$LAST_MS"
 index_size "upstream docs (32 pages) + 2 baselines" "$WORK/p3/site"
 # The peer is pinned: mdBook 0.5.4, installed outside the repository.
 if [ -x "$MDBOOK" ]; then
-    mkdir -p "$WORK/book"
-    cp -r "$UP/docs" "$WORK/book/src"
-    chmod -R u+w "$WORK/book/src"
-    printf '[book]\ntitle = "corpus"\n\n[output.html]\n' > "$WORK/book/book.toml"
-    {
-        echo "# Summary"
-        echo
-        (cd "$WORK/book/src" && find . -name '*.md' ! -name SUMMARY.md | sort | sed 's|^\./||') |
-            while read -r page; do echo "- [$page]($page)"; done
-    } > "$WORK/book/src/SUMMARY.md"
+    mdbook_book "$UP/docs" "$WORK/book" corpus
     echo "mdBook: $($MDBOOK --version)"
     report "upstream docs (32 pages): mdBook (no generated table)" "cd $WORK/book && $MDBOOK build -d $WORK/book/out"
     python3 -c "print(f'vaultbench publishes the 32 pages {$LAST_MS / $OURS_MS:.1f}x faster than mdBook warm, {$LAST_MS / $COLD_MS:.1f}x cold (medians, same run)')"
@@ -121,9 +132,7 @@ if want 4; then
 mkdir -p "$WORK/w/evals/baselines"
 cp -r "$ROOT/docs" "$WORK/w/docs"
 ln -s "$UP"/baselines/*.json "$WORK/w/evals/baselines/"
-(cd "$WORK/w" && exec "$BIN" publish --watch --suite "$UP" > "$WORK/watch.log" 2>&1) &
-WATCH_PID=$!
-for _ in $(seq 100); do grep -q "Serving the site at" "$WORK/watch.log" 2>/dev/null && break; sleep 0.1; done
+start_watch "$WORK/w" "$UP" "$WORK/watch.log"
 URL=$(grep -o 'http://127.0.0.1:[0-9]*/' "$WORK/watch.log" | head -1)
 edit_latencies=()
 for n in $(seq "$RUNS"); do
@@ -139,7 +148,7 @@ for n in $(seq "$RUNS"); do
     sleep 0.4
 done
 sleep 0.5
-kill -INT "$WATCH_PID"; wait "$WATCH_PID" 2>/dev/null || true; WATCH_PID=""
+stop_watch
 echo "watch rebuild after the debounce, page edit:    median $(grep '^Changed content' "$WORK/watch.log" | grep -o 'in [0-9]* ms' | awk '{print $2}' | med) ms"
 echo "watch rebuild after the debounce, new baseline: median $(grep '^Changed baselines' "$WORK/watch.log" | grep -o 'in [0-9]* ms' | awk '{print $2}' | med) ms"
 echo "edit to served page (100 ms debounce included): median $(printf '%s\n' "${edit_latencies[@]}" | med) ms"
@@ -158,11 +167,7 @@ EXPLORER_MS="$LAST_MS"
 echo "pages written: $(find "$WORK/p5/site" -name '*.html' | wc -l) ($(find "$WORK/p5/site/baselines" -name 'run-*.html' | wc -l) transcripts), $(du -sh "$WORK/p5/site" | cut -f1)"
 index_size "our docs + 2 upstream + ours with evidence" "$WORK/p5/site"
 if [ -x "$MDBOOK" ]; then
-    mkdir -p "$WORK/book5"
-    cp -r "$ROOT/docs" "$WORK/book5/src"
-    printf '[book]\ntitle = "ours"\n\n[output.html]\n' > "$WORK/book5/book.toml"
-    { echo "# Summary"; echo; (cd "$WORK/book5/src" && find . -name '*.md' | sort | sed 's|^\./||') |
-        while read -r page; do echo "- [$page]($page)"; done; } > "$WORK/book5/src/SUMMARY.md"
+    mdbook_book "$ROOT/docs" "$WORK/book5" ours
     report "our docs: mdBook (no generated pages)" "cd $WORK/book5 && $MDBOOK build -d $WORK/book5/out"
     python3 -c "print(f'mdBook on our 6 docs pages alone: {$LAST_MS:.1f} ms; vaultbench with every generated page: {$EXPLORER_MS:.1f} ms ({$EXPLORER_MS / $LAST_MS:.2f}x)')"
 fi
@@ -170,16 +175,14 @@ fi
 mkdir -p "$WORK/w5/evals/baselines"
 cp -r "$ROOT/docs" "$WORK/w5/docs"
 cp -a "$WORK/b5/." "$WORK/w5/evals/baselines/"
-(cd "$WORK/w5" && exec "$BIN" publish --watch --suite "$ROOT/evals" > "$WORK/watch5.log" 2>&1) &
-WATCH_PID=$!
-for _ in $(seq 100); do grep -q "Serving the site at" "$WORK/watch5.log" 2>/dev/null && break; sleep 0.1; done
+start_watch "$WORK/w5" "$ROOT/evals" "$WORK/watch5.log"
 OURS="$WORK/w5/evals/baselines/openai-smollm2-135m-instruct.json"
 for n in $(seq "$RUNS"); do
     sed -i "s/\"git_sha\": \"[^\"]*\"/\"git_sha\": \"bench$n\"/" "$OURS"
     sleep 0.6
 done
 sleep 0.5
-kill -INT "$WATCH_PID"; wait "$WATCH_PID" 2>/dev/null || true; WATCH_PID=""
+stop_watch
 # `sed -i` writes a temporary file and renames it: the watcher may see that
 # as two changes, the second a rebuild that finds nothing new (0 written).
 # Only the rebuilds that wrote the changed pages count.
