@@ -383,7 +383,7 @@ fn a_catastrophic_search_is_a_tool_error_and_the_run_goes_on() {
     let limits = Limits { regex_timeout: Duration::from_millis(100), ..Limits::default() };
     // Short enough that the abandoned matching thread (the library's
     // fallback; the command line kills a worker process) ends soon.
-    let v = TestVault::new(&[("eval-scratch/long.md", &format!("{}!\n", "a".repeat(22)))]);
+    let v = TestVault::new(&[("eval-scratch/long.md", &format!("{}!\n", "a".repeat(25)))]);
     let search = call("find_files_by_content", json!({"query": "(a+)+$", "useRegex": true}));
     let model = Scripted::new(vec![reply("", vec![search], (1, None, 1)), reply("done", vec![], (1, None, 1))]);
     let out = run_with(&model, &v, Request { limits: &limits, ..request(15) }, &Pricing::Free);
