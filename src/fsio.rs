@@ -223,18 +223,12 @@ impl std::fmt::Display for JsonError {
 pub fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, JsonError> {
     let text = text.strip_prefix(BOM).unwrap_or(text);
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
-        let field = err.path().to_string();
-        let inner = err.into_inner();
-        // serde_json appends " at line L column C" to its messages; we report
-        // the position separately.
-        let message = inner.to_string();
-        let message = match message.rfind(" at line ") {
-            Some(i) => message[..i].to_string(),
-            None => message,
-        };
-        JsonError { line: inner.line(), column: inner.column(), field, message }
-    })?;
+    // Tracking the path costs a good part of the parse, so the usual case
+    // (a valid file) parses without it, and a failure parses again with it.
+    let value = match T::deserialize(&mut de) {
+        Ok(value) => value,
+        Err(first) => return Err(located_error::<T>(text, first)),
+    };
     de.end().map_err(|e| JsonError {
         line: e.line(),
         column: e.column(),
@@ -242,6 +236,24 @@ pub fn parse_json<T: DeserializeOwned>(text: &str) -> Result<T, JsonError> {
         message: "more text after the JSON value (a file holds exactly one value)".into(),
     })?;
     Ok(value)
+}
+
+/// The error of parsing `text` as `T`, with the failing field's path (a
+/// second parse that tracks it; `first` is the error without it).
+fn located_error<T: DeserializeOwned>(text: &str, first: serde_json::Error) -> JsonError {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let (field, inner) = match serde_path_to_error::deserialize::<_, T>(&mut de) {
+        Err(err) => (err.path().to_string(), err.into_inner()),
+        Ok(_) => (String::new(), first),
+    };
+    // serde_json appends " at line L column C" to its messages; we report
+    // the position separately.
+    let message = inner.to_string();
+    let message = match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message,
+    };
+    JsonError { line: inner.line(), column: inner.column(), field, message }
 }
 
 #[cfg(test)]

@@ -439,7 +439,7 @@ fn cmd_publish(args: &vaultbench::publish::args::PublishArgs) -> Result<ExitCode
         })?;
         return Ok(ExitCode::from(if stopped == Stopped::Terminated { 143 } else { 130 }));
     }
-    let report = publish::build(&args.options())?;
+    let report = publish::build_and_exit(&args.options())?;
     for w in &report.warnings {
         eprintln!("warning: {w}");
     }

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
+use rayon::prelude::*;
 use serde::Deserialize;
 
 use super::Warning;
@@ -248,13 +249,9 @@ pub fn load_dir_reusing(dir: &Path, previous: &[Baseline]) -> Result<(Vec<Baseli
     Ok((baselines, warnings))
 }
 
-/// Below this many files one thread is as fast: spawning costs more than it saves.
-const PARALLEL_MIN_FILES: usize = 8;
-
-/// Read and parse each file; on several cores, files are spread over threads
-/// (measured by `benches/publish.sh`: parsing dominates a build with many
-/// large baselines). `VAULTBENCH_PARSE_THREADS` caps the threads, for that
-/// measurement.
+/// Read and parse each file, spread over the cores (parsing dominates a
+/// build with many large baselines). `VAULTBENCH_PARSE_THREADS` caps the
+/// threads, for the one-thread figure of `benches/publish.sh`.
 fn parse_files(files: &[PathBuf], known: &HashMap<(&Path, u64), &Headline>) -> Vec<Result<(Headline, u64), String>> {
     let one = |path: &PathBuf| -> Result<(Headline, u64), String> {
         let text = fsio::read_text_plain(path).map_err(|e| format!("cannot read: {e}"))?;
@@ -264,17 +261,14 @@ fn parse_files(files: &[PathBuf], known: &HashMap<(&Path, u64), &Headline>) -> V
         }
         parse(&text).map(|h| (h, digest)).map_err(|e| e.to_string())
     };
-    let cap = std::env::var("VAULTBENCH_PARSE_THREADS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(8);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cap.max(1));
-    if threads < 2 || files.len() < PARALLEL_MIN_FILES {
-        return files.iter().map(one).collect();
+    let all = || files.par_iter().map(one).collect();
+    match std::env::var("VAULTBENCH_PARSE_THREADS").ok().and_then(|v| v.parse::<usize>().ok()) {
+        Some(cap) => match rayon::ThreadPoolBuilder::new().num_threads(cap.max(1)).build() {
+            Ok(pool) => pool.install(all),
+            Err(_) => all(),
+        },
+        None => all(),
     }
-    let chunk = files.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> =
-            files.chunks(chunk).map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>())).collect();
-        handles.into_iter().flat_map(|h| h.join().expect("parsing a baseline does not panic")).collect()
-    })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //! the table and with the top row. `compare.html` lists them and, with
 //! JavaScript, lets a reader pick two from menus.
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::results::Row;
@@ -132,7 +133,7 @@ pub fn chosen_pairs(n: usize) -> Vec<(usize, usize)> {
 /// several threads.
 pub fn pages(entries: &[Entry], settings: &Settings) -> (CompareIndex, Vec<PairPage>) {
     let pairs = chosen_pairs(entries.len());
-    let pages: Vec<PairPage> = super::results::parallel_map(&pairs, |&(a, b)| page(&entries[a], &entries[b], settings));
+    let pages: Vec<PairPage> = pairs.par_iter().map(|&(a, b)| page(&entries[a], &entries[b], settings)).collect();
     let index = CompareIndex {
         models: entries.iter().map(|e| Model { stem: e.stem.to_string(), label: label(e.row) }).collect(),
         pairs: pages

@@ -293,7 +293,7 @@ impl Drop for Running {
 /// once rather than wait for one another. Blocks already known are skipped.
 pub fn prepare(pages: Vec<String>) {
     std::thread::spawn(move || {
-        let blocks = pending_blocks(pages.iter().flat_map(|text| super::markdown::code_blocks(text)));
+        let blocks = pending_blocks(pages.iter().flat_map(|text| super::markdown::fenced_blocks(text)));
         if blocks.is_empty() {
             return;
         }

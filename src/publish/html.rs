@@ -143,6 +143,12 @@ fn attribute(attrs: &str, name: &str) -> Option<String> {
     None
 }
 
+/// Whether `attrs` has the attribute `name` (lowercase ASCII); a quick
+/// test on the text first, since most tags have none of the few asked for.
+fn has_attribute(attrs: &str, name: &str) -> bool {
+    find_ignoring_case(attrs, name).is_some() && attribute(attrs, name).is_some()
+}
+
 /// Scan the tag starting at `html[at]` (a `<`); `None` if it is not a tag.
 fn scan_tag(html: &str, at: usize) -> Option<Tag<'_>> {
     let rest = &html[at + 1..];
@@ -288,8 +294,30 @@ impl Open {
     }
 }
 
+/// Whether the pass cuts the page's text into search sections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Text {
+    /// Gather the text for the search index.
+    Search,
+    /// The page is not searched: only the headings are read (the HTML and
+    /// headings come out the same, with no sections, in a fraction of the time).
+    Skip,
+}
+
+/// A heading being read until its end tag.
+struct OpenHeading {
+    open: Open,
+    level: u8,
+    id: String,
+    text: TextBuf,
+    /// An anchor link is already in it (the page made its own).
+    has_anchor: bool,
+    /// It began inside a skipped element: linked and outlined, not searched.
+    in_skip: bool,
+}
+
 /// Run the pass over a rendered page.
-pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
+pub fn finish(html: &str, levels: OutlineLevels, mode: Text) -> Finished {
     let Some(main_open) = html.find("<main").and_then(|p| scan_tag(html, p)).filter(|t| t.name == "main") else {
         return Finished { html: html.replace(OUTLINE_MARKER, ""), ..Finished::default() };
     };
@@ -302,16 +330,16 @@ pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
     let mut insertions: Vec<(usize, String)> = Vec::new();
     // Elements whose text is skipped, the heading being read, the entry being read.
     let mut skipping: Option<Open> = None;
-    let mut heading: Option<(Open, u8, String, TextBuf, bool)> = None;
+    let mut heading: Option<OpenHeading> = None;
     let mut entry: Option<(Open, Section, TextBuf)> = None;
 
     let mut at = main_open.end;
     while at < main_end {
         let Some(p) = html[at..main_end].find('<') else {
-            gather(&html[at..main_end], &skipping, &mut heading, &mut entry, &mut text);
+            gather(&html[at..main_end], mode, &skipping, &mut heading, &mut entry, &mut text);
             break;
         };
-        gather(&html[at..at + p], &skipping, &mut heading, &mut entry, &mut text);
+        gather(&html[at..at + p], mode, &skipping, &mut heading, &mut entry, &mut text);
         at += p;
         let rest = &html[at..main_end];
         if rest.starts_with("<!--") {
@@ -323,7 +351,7 @@ pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
             continue;
         }
         let Some(tag) = scan_tag(html, at) else {
-            gather("<", &skipping, &mut heading, &mut entry, &mut text);
+            gather("<", mode, &skipping, &mut heading, &mut entry, &mut text);
             at += 1;
             continue;
         };
@@ -336,41 +364,45 @@ pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
             });
             continue;
         }
-        let breaks_word = !INLINE.contains(&&*tag.name);
+        // A skipped element ends; inside one, only headings matter.
         if let Some(open) = &mut skipping {
             if open.ends_with(&tag) {
                 skipping = None;
+                continue;
             }
-            continue;
-        }
-        if !tag.closing
+            if heading.is_none() && heading_level(&tag.name).is_none() {
+                continue;
+            }
+        } else if !tag.closing
             && !tag.self_closing
+            && (NOT_TEXT.contains(&&*tag.name) || has_attribute(tag.attrs, "data-search-skip"))
             && !VOID.contains(&&*tag.name)
-            && (NOT_TEXT.contains(&&*tag.name) || tag.attr("data-search-skip").is_some())
         {
             skipping = Some(Open { name: tag.name.to_string(), depth: 0 });
             continue;
         }
+        let breaks_word = !INLINE.contains(&&*tag.name);
         // A heading ends.
-        if let Some((open, level, id, mut heading_text, has_anchor)) = heading.take() {
-            let mut open = open;
-            if open.ends_with(&tag) {
-                let title = heading_text.take();
-                if !has_anchor {
+        if let Some(mut h) = heading.take() {
+            if h.open.ends_with(&tag) {
+                let (id, level) = (h.id, h.level);
+                let title = h.text.take();
+                if !h.has_anchor {
                     insertions.push((tag.start, anchor_link(&id, &title)));
                 }
-                if entry.is_none() {
+                // A heading in a skipped element is linked and outlined, not searched.
+                if entry.is_none() && skipping.is_none() {
                     finish_section(&mut sections, &mut current, &mut text);
                     current = Section { anchor: Some(id.clone()), title: title.clone(), text: String::new() };
                 }
                 headings.push(Heading { level, id, text: title });
                 continue;
             }
-            let has_anchor = has_anchor || (tag.name == "a" && tag.attr("class").is_some_and(|c| c.contains("anchor")));
-            if breaks_word {
-                heading_text.space();
+            h.has_anchor |= tag.name == "a" && tag.attr("class").is_some_and(|c| c.contains("anchor"));
+            if breaks_word && (skipping.is_none() || h.in_skip) {
+                h.text.space();
             }
-            heading = Some((open, level, id, heading_text, has_anchor));
+            heading = Some(h);
             continue;
         }
         // An entry ends.
@@ -386,10 +418,20 @@ pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
             if let Some(level) = heading_level(&tag.name)
                 && let Some(id) = tag.attr("id").filter(|id| !id.is_empty())
             {
-                heading = Some((Open { name: tag.name.to_string(), depth: 0 }, level, id, TextBuf::default(), false));
+                heading = Some(OpenHeading {
+                    open: Open { name: tag.name.to_string(), depth: 0 },
+                    level,
+                    id,
+                    text: TextBuf::default(),
+                    has_anchor: false,
+                    in_skip: skipping.is_some(),
+                });
                 continue;
             }
             if entry.is_none()
+                && mode == Text::Search
+                && skipping.is_none()
+                && has_attribute(tag.attrs, "data-search-title")
                 && let (Some(title), Some(id)) = (tag.attr("data-search-title"), tag.attr("id"))
             {
                 let section = Section { anchor: Some(id), title, text: String::new() };
@@ -397,7 +439,7 @@ pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
                 continue;
             }
         }
-        if breaks_word {
+        if breaks_word && skipping.is_none() {
             match &mut entry {
                 Some((_, _, t)) => t.space(),
                 None => text.space(),
@@ -433,25 +475,34 @@ pub fn finish(html: &str, levels: OutlineLevels) -> Finished {
         last = m + OUTLINE_MARKER.len();
     }
     out.push_str(&html[last..]);
+    if mode == Text::Skip {
+        sections.clear();
+    }
     Finished { html: out, headings, sections }
 }
 
 fn gather(
     raw: &str,
+    mode: Text,
     skipping: &Option<Open>,
-    heading: &mut Option<(Open, u8, String, TextBuf, bool)>,
+    heading: &mut Option<OpenHeading>,
     entry: &mut Option<(Open, Section, TextBuf)>,
     text: &mut TextBuf,
 ) {
-    if raw.is_empty() || skipping.is_some() {
-        return;
+    let in_skip = skipping.is_some();
+    match heading {
+        // Text of an element skipped inside the heading (a button, an svg).
+        Some(h) if in_skip && !h.in_skip => return,
+        None if in_skip || mode == Text::Skip => return,
+        _ if raw.is_empty() => return,
+        _ => {}
     }
     let decoded = if raw.contains('&') { Cow::Owned(decode_entities(raw)) } else { Cow::Borrowed(raw) };
     match (heading, entry) {
-        (Some((_, _, _, t, has_anchor)), _) => {
+        (Some(h), _) => {
             // The `#` of an anchor link already in the heading is not its text.
-            if !(*has_anchor && decoded.trim() == "#") {
-                t.push(&decoded);
+            if !(h.has_anchor && decoded.trim() == "#") {
+                h.text.push(&decoded);
             }
         }
         (None, Some((_, _, t))) => t.push(&decoded),
@@ -520,6 +571,7 @@ mod tests {
                 "<h1 id=\"top\">Title</h1><p>Intro &amp; more</p><h2 id=\"a\">First <code>x</code></h2><p>one</p><h3 id=\"b\">Sub</h3><p>two</p><h2>No id</h2><h2 id=\"c\">Third</h2>",
             ),
             OutlineLevels::default(),
+            Text::Search,
         );
         assert!(f.html.contains("<h2 id=\"a\">First <code>x</code> <a class=\"anchor\" href=\"#a\""), "{}", f.html);
         assert!(f.html.contains("<h1 id=\"top\">Title <a class=\"anchor\" href=\"#top\""), "{}", f.html);
@@ -539,6 +591,7 @@ mod tests {
         let f = finish(
             &page("<h2 id=\"a\">A <a class=\"anchor\" href=\"#a\">#</a></h2><h2 id=\"b\">B</h2>"),
             OutlineLevels::default(),
+            Text::Search,
         );
         assert_eq!(f.html.matches("class=\"anchor\"").count(), 2);
         assert!(!f.html.contains("<nav class=\"outline\""));
@@ -554,6 +607,7 @@ mod tests {
                    <script>if (a < b) { document.write('<h2 id=\"no\">') }</script><!-- <h2 id=\"c\">c</h2> --><svg><text>chart</text></svg>",
             ),
             OutlineLevels::default(),
+            Text::Search,
         );
         let sections: Vec<_> =
             f.sections.iter().map(|s| (s.anchor.as_deref(), s.title.as_str(), s.text.as_str())).collect();
@@ -562,6 +616,72 @@ mod tests {
             [(Some("row-m"), "model-x (ollama)", "model-x 50%"), (Some("t"), "Table", "before after plain")]
         );
         assert_eq!(f.headings.len(), 1);
+    }
+
+    #[test]
+    fn a_heading_in_a_skipped_element_is_linked_and_outlined_not_searched() {
+        let f = finish(
+            &page(
+                "<h2 id=\"a\">A</h2><p>one</p><div data-search-skip><h2 id=\"run-1\">Run 1 <span>solved</span></h2><p>hidden</p><h3 id=\"c\">Checks</h3></div><p>two</p>",
+            ),
+            OutlineLevels::default(),
+            Text::Search,
+        );
+        assert!(
+            f.html.contains("<h2 id=\"run-1\">Run 1 <span>solved</span> <a class=\"anchor\" href=\"#run-1\""),
+            "{}",
+            f.html
+        );
+        assert!(f.html.contains("href=\"#c\""), "{}", f.html);
+        let outlined: Vec<_> = f.headings.iter().map(|h| (h.id.as_str(), h.text.as_str())).collect();
+        assert_eq!(outlined, [("a", "A"), ("run-1", "Run 1 solved"), ("c", "Checks")]);
+        assert!(f.html.contains("<nav class=\"outline\""));
+        let sections: Vec<_> = f.sections.iter().map(|s| (s.title.as_str(), s.text.as_str())).collect();
+        assert_eq!(sections, [("A", "one two")]);
+    }
+
+    /// The pages of the tests above, and malformed ones.
+    fn samples() -> Vec<String> {
+        let mut pages: Vec<String> = [
+            "<h1 id=\"top\">Title</h1><p>Intro &amp; more</p><h2 id=\"a\">First <code>x</code></h2><p>one</p><h3 id=\"b\">Sub</h3><p>two</p><h2>No id</h2><h2 id=\"c\">Third</h2>",
+            "<h2 id=\"a\">A <a class=\"anchor\" href=\"#a\">#</a></h2><h2 id=\"b\">B</h2>",
+            "<div data-search-skip><h2 id=\"in\">Inside</h2></div><tr id=\"r\" data-search-title=\"R\"><td><h3 id=\"e\">In an entry</h3></td></tr>",
+            "<script><h2 id=\"no\"></script><!-- <h2 id=\"c\">c</h2> --><h4 id=\"d\">&lt;deep&gt;</h4>",
+        ]
+        .iter()
+        .map(|main| page(main))
+        .collect();
+        pages.extend(
+            ["<main><h2 id=\"x\">unclosed", "<main>< <> </ </main>", "<main><div data-search-skip>"].map(String::from),
+        );
+        pages
+    }
+
+    #[test]
+    fn a_page_not_searched_comes_out_the_same_without_sections() {
+        for html in samples() {
+            let searched = finish(&html, OutlineLevels::default(), Text::Search);
+            let skipped = finish(&html, OutlineLevels::default(), Text::Skip);
+            assert_eq!(skipped.html, searched.html, "{html}");
+            assert_eq!(skipped.headings, searched.headings, "{html}");
+            assert!(skipped.sections.is_empty());
+        }
+    }
+
+    proptest::proptest! {
+        /// Any mix of the constructs the pass knows: both modes give the same page.
+        #[test]
+        fn both_modes_give_the_same_page(parts in proptest::collection::vec(proptest::sample::select(vec![
+            "<h2 id=\"a\">", "</h2>", "<h3 id='b'>", "</h3>", "<H2 ID=\"c\">", "<div data-search-skip>", "</div>",
+            "<tr id=\"r\" data-search-title=\"R\">", "</tr>", "<script>", "</script>", "<!--", "-->", "text ",
+            "&amp;", "<a class=\"anchor\" href=\"#a\">#</a>", "<code>", "</code>", "<", ">", "<br/>", "é",
+        ]), 0..40)) {
+            let html = page(&parts.concat());
+            let searched = finish(&html, OutlineLevels::default(), Text::Search);
+            let skipped = finish(&html, OutlineLevels::default(), Text::Skip);
+            proptest::prop_assert_eq!(skipped.html, searched.html);
+            proptest::prop_assert_eq!(skipped.headings, searched.headings);
+        }
     }
 
     #[test]
@@ -576,7 +696,7 @@ mod tests {
             "<main><script>",
             "<main><div data-search-skip>",
         ] {
-            let _ = finish(html, OutlineLevels::default());
+            let _ = finish(html, OutlineLevels::default(), Text::Search);
         }
         assert_eq!(decode_entities("a &lt;b&gt; &#65;&#x42; &unknown; &"), "a <b> AB &unknown; &");
         assert_eq!(decode_entities("&quot;  ⚠️ x"), "\"  ⚠️ x");

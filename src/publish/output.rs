@@ -13,6 +13,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use rayon::prelude::*;
 
 /// The file that marks a folder as a vaultbench site.
 pub const MARKER: &str = ".vaultbench-site";
@@ -52,9 +53,12 @@ pub struct WriteStats {
 /// and inode right after. A file changed since by anyone else no longer
 /// matches and is compared as usual.
 #[derive(Debug, Default)]
-pub struct Stamps(HashMap<PathBuf, (u64, Stamp)>);
+pub struct Stamps(HashMap<PathBuf, Remembered>);
 
 type Stamp = (u64, Option<std::time::SystemTime>, u64);
+
+/// What a write remembers of a known file: its digest and stamp.
+type Remembered = (u64, Stamp);
 
 fn stamp(path: &Path) -> Option<Stamp> {
     let meta = std::fs::symlink_metadata(path).ok().filter(|m| m.is_file())?;
@@ -129,53 +133,77 @@ pub fn write_remembering(out: &Path, files: &[OutFile], stamps: &mut Stamps) -> 
     std::fs::create_dir_all(out).with_context(|| format!("creating the output folder {}", out.display()))?;
     std::fs::write(out.join(MARKER), "Built by `vaultbench publish`; this folder is replaced on every build.\n")
         .with_context(|| format!("writing {}", out.join(MARKER).display()))?;
+    // Files are compared and written on every core: each is its own.
+    let known = &*stamps;
+    let outcomes: Vec<(PathBuf, bool, Option<Remembered>)> = files
+        .par_iter()
+        .map(|file| -> Result<_> {
+            let path = out.join(&file.rel);
+            let (changed, remembered) = write_one(&path, &file.data, known)?;
+            Ok((path, changed, remembered))
+        })
+        .collect::<Result<_>>()?;
     let mut stats = WriteStats::default();
     let mut keep: HashSet<PathBuf> = HashSet::with_capacity(files.len() + 1);
     keep.insert(out.join(MARKER));
     let mut now = Stamps(HashMap::new());
-    for file in files {
-        let path = out.join(&file.rel);
-        let changed = match &file.data {
-            OutData::Known { bytes, digest } => {
-                let known = stamps.0.get(&path).filter(|(d, _)| d == digest).map(|(_, s)| *s);
-                let changed = (known.is_none() || known != stamp(&path))
-                    && !same_contents(&path, bytes.len() as u64, bytes.as_slice());
-                if changed {
-                    replace(&path, &mut bytes.as_slice())?;
-                }
-                if let Some(s) = stamp(&path) {
-                    now.0.insert(path.clone(), (*digest, s));
-                }
-                changed
-            }
-            OutData::Bytes(bytes) => {
-                let changed = !same_contents(&path, bytes.len() as u64, bytes.as_slice());
-                if changed {
-                    replace(&path, &mut bytes.as_slice())?;
-                }
-                changed
-            }
-            OutData::Copy(src) => {
-                let open = || File::open(src).with_context(|| format!("reading {}", src.display()));
-                let source = open()?;
-                let len = source.metadata().with_context(|| format!("reading {}", src.display()))?.len();
-                let changed = !same_contents(&path, len, source);
-                if changed {
-                    replace(&path, &mut open()?).with_context(|| format!("copying {}", src.display()))?;
-                }
-                changed
-            }
-        };
+    for (path, changed, remembered) in outcomes {
         if changed {
             stats.written += 1;
         } else {
             stats.unchanged += 1;
+        }
+        if let Some(remembered) = remembered {
+            now.0.insert(path.clone(), remembered);
         }
         keep.insert(path);
     }
     stats.removed = remove_stale(out, &keep)?;
     *stamps = now;
     Ok(stats)
+}
+
+/// Write one file unless it already holds `data`: whether it was written,
+/// and what to remember of a known file.
+fn write_one(path: &Path, data: &OutData, stamps: &Stamps) -> Result<(bool, Option<Remembered>)> {
+    Ok(match data {
+        OutData::Known { bytes, digest } => {
+            let known = stamps.0.get(path).filter(|(d, _)| d == digest).map(|(_, s)| *s);
+            let changed = (known.is_none() || known != stamp(path)) && !holds(path, bytes);
+            if changed {
+                replace(path, &mut bytes.as_slice())?;
+            }
+            (changed, stamp(path).map(|s| (*digest, s)))
+        }
+        OutData::Bytes(bytes) => {
+            let changed = !holds(path, bytes);
+            if changed {
+                replace(path, &mut bytes.as_slice())?;
+            }
+            (changed, None)
+        }
+        OutData::Copy(src) => {
+            let open = || File::open(src).with_context(|| format!("reading {}", src.display()));
+            let source = open()?;
+            let len = source.metadata().with_context(|| format!("reading {}", src.display()))?.len();
+            let changed = !same_contents(path, len, source);
+            if changed {
+                replace(path, &mut open()?).with_context(|| format!("copying {}", src.display()))?;
+            }
+            (changed, None)
+        }
+    })
+}
+
+/// Whether the file at `path` holds exactly `bytes` (read whole: a page
+/// in memory is no larger than the file it is compared with).
+fn holds(path: &Path, bytes: &[u8]) -> bool {
+    let Ok(mut old) = File::open(path) else { return false };
+    if old.metadata().map(|m| m.len()).ok() != Some(bytes.len() as u64) {
+        return false;
+    }
+    let mut read = Vec::with_capacity(bytes.len() + 1);
+    old.read_to_end(&mut read).is_ok() && read == bytes
 }
 
 /// Whether the file at `path` holds exactly the `len` bytes `new` reads.

@@ -17,6 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::baselines::{AggregateHeadline, Baseline, Headline};
@@ -266,20 +267,23 @@ pub fn view(
     // Each baseline's bootstrap, and its paired comparison with the row above.
     let before = &*derived;
     let pair_key = |i: usize| (sorted[i - 1].digest, sorted[i].digest);
-    let computed: Vec<(Option<Summary>, Option<Tie>)> = parallel_map(&(0..counts.len()).collect::<Vec<_>>(), |&i| {
-        let summary = match before.summaries.get(&sorted[i].digest) {
-            Some(kept) => kept.clone(),
-            None => Summary::of(&counts[i], &settings),
-        };
-        let tie = match i {
-            0 => None,
-            _ => match before.ties.get(&pair_key(i)) {
+    let computed: Vec<(Option<Summary>, Option<Tie>)> = (0..counts.len())
+        .into_par_iter()
+        .map(|i| {
+            let summary = match before.summaries.get(&sorted[i].digest) {
                 Some(kept) => kept.clone(),
-                None => tie(&counts[i - 1], &counts[i], &rows[i - 1].model, &settings),
-            },
-        };
-        (summary, tie)
-    });
+                None => Summary::of(&counts[i], &settings),
+            };
+            let tie = match i {
+                0 => None,
+                _ => match before.ties.get(&pair_key(i)) {
+                    Some(kept) => kept.clone(),
+                    None => tie(&counts[i - 1], &counts[i], &rows[i - 1].model, &settings),
+                },
+            };
+            (summary, tie)
+        })
+        .collect();
     let (summaries, ties): (Vec<Option<Summary>>, Vec<Option<Tie>>) = computed.into_iter().unzip();
     if derived.keep {
         derived.summaries = sorted.iter().zip(&summaries).map(|(b, s)| (b.digest, s.clone())).collect();
@@ -300,32 +304,35 @@ pub fn view(
         d.finish()
     };
     let before = &*derived;
-    let below_keyed: Vec<(u64, runs::BaselineRuns)> = parallel_map(&sorted, |b| {
-        // The run pages are made from the baseline's file, the suite and the
-        // evidence archive alone: their digests name them.
-        let archive = evidence.get(&b.stem);
-        let mut d = Digest::default();
-        d.text(&b.stem);
-        d.number(b.digest);
-        d.number(suite_digest);
-        match archive {
-            Some(Ok(t)) => d.number(t.digest),
-            Some(Err(why)) => d.text(why),
-            None => d.text(""),
-        }
-        let key = d.finish();
-        if let Some(kept) = before.runs.get(&key) {
-            return (key, kept.clone());
-        }
-        let mut runs = runs::baseline_runs(b, suite, archive.and_then(|e| e.as_ref().ok()));
-        for (i, task) in runs.tasks.iter_mut().enumerate() {
-            let mut page = Digest::default();
-            page.number(key);
-            page.number(i as u64);
-            task.digest = page.finish();
-        }
-        (key, runs)
-    });
+    let below_keyed: Vec<(u64, runs::BaselineRuns)> = sorted
+        .par_iter()
+        .map(|b| {
+            // The run pages are made from the baseline's file, the suite and the
+            // evidence archive alone: their digests name them.
+            let archive = evidence.get(&b.stem);
+            let mut d = Digest::default();
+            d.text(&b.stem);
+            d.number(b.digest);
+            d.number(suite_digest);
+            match archive {
+                Some(Ok(t)) => d.number(t.digest),
+                Some(Err(why)) => d.text(why),
+                None => d.text(""),
+            }
+            let key = d.finish();
+            if let Some(kept) = before.runs.get(&key) {
+                return (key, kept.clone());
+            }
+            let mut runs = runs::baseline_runs(b, suite, archive.and_then(|e| e.as_ref().ok()));
+            for (i, task) in runs.tasks.iter_mut().enumerate() {
+                let mut page = Digest::default();
+                page.number(key);
+                page.number(i as u64);
+                task.digest = page.finish();
+            }
+            (key, runs)
+        })
+        .collect();
     if derived.keep {
         derived.runs = below_keyed.iter().map(|(key, runs)| (*key, runs.clone())).collect();
     }
@@ -404,27 +411,6 @@ pub fn view(
         task_pages,
         pairs,
     }
-}
-
-/// Below this many items one thread is as fast. Every caller maps items of
-/// a millisecond or more (a baseline's bootstrap or run pages, a pair's
-/// paired test, an archive), so two already gain from a second core.
-const PARALLEL_MIN_ITEMS: usize = 2;
-
-/// `items.map(f)`, spread over the cores when there are many: a bootstrap
-/// per baseline is a millisecond or two, which a site of hundreds feels.
-pub(crate) fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-    if threads < 2 || items.len() < PARALLEL_MIN_ITEMS {
-        return items.iter().map(f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> =
-            items.chunks(chunk).map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<R>>())).collect();
-        handles.into_iter().flat_map(|h| h.join().expect("the statistics of a baseline do not panic")).collect()
-    })
 }
 
 /// A baseline's tasks as the statistics see them (its stored counts): what

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use rayon::prelude::*;
 use serde::Serialize;
 use tera::{Context, Value};
 
@@ -245,34 +246,6 @@ struct PageDone<'a> {
     anchors: HashSet<String>,
 }
 
-/// `f` over `items` on up to four threads, results in the items' order.
-/// Small inputs stay on the calling thread.
-fn parallel_map<'a, T: Sync, R: Send>(items: &'a [T], f: impl Fn(&'a T) -> R + Sync) -> Vec<(&'a T, R)> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
-    if threads < 2 || items.len() < 4 {
-        return items.iter().map(|item| (item, f(item))).collect();
-    }
-    let f = &f;
-    let mut results: Vec<(usize, &T, R)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    items
-                        .iter()
-                        .enumerate()
-                        .skip(t)
-                        .step_by(threads)
-                        .map(|(i, item)| (i, item, f(item)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().expect("a page renders without panicking")).collect()
-    });
-    results.sort_by_key(|(i, _, _)| *i);
-    results.into_iter().map(|(_, item, r)| (item, r)).collect()
-}
-
 /// One page ready for its template and the last pass.
 struct Outgoing<'a> {
     /// Logical path (`guide/x.html`).
@@ -313,10 +286,8 @@ impl Site {
     /// Run every loading stage.
     pub fn load(options: PublishOptions) -> Result<Site> {
         let config = config::load(&options.config)?;
-        // The git history is read while everything else loads.
-        // The git history, the suite (its patterns compile, which takes a
-        // while) and the baselines with their evidence load on their own
-        // threads while the pages and templates load here.
+        // The git history, the suite and the baselines with their evidence
+        // load on their own threads while the pages and templates load here.
         std::thread::scope(|scope| {
             let history =
                 scope.spawn(|| if config.last_updated { history::last_updated(&options.docs) } else { Dates::new() });
@@ -463,7 +434,9 @@ impl Site {
         let mut anchors: HashMap<&str, HashSet<String>> = HashMap::new();
         let mut pending: Vec<(&Page, usize, String, (String, String))> = Vec::new();
         let this: &Site = self;
-        for (page, done) in parallel_map(&self.content.pages, |page| this.render_page(page, &index)) {
+        let done_pages: Vec<PageDone> =
+            self.content.pages.par_iter().map(|page| this.render_page(page, &index)).collect();
+        for (page, done) in self.content.pages.iter().zip(done_pages) {
             warnings.extend(done.warnings);
             match done.rendered {
                 Ok(r) => {
@@ -612,19 +585,26 @@ impl Site {
         let shared = kept.as_ref().map(|_| self.shared_digest(&results, &nav, home_url));
         // Each page's context is built on the thread that renders it:
         // serializing the data into Tera's values is a good part of the work.
-        let finished_pages = parallel_map(&outgoing, |page| {
-            let before = kept.as_ref().and_then(|kept| kept.get(&page.url));
-            let digests = shared.and_then(|shared| this.page_digests(page, shared, before));
-            if let Some(same) = before.filter(|b| digests.is_some_and(|(_, data)| data == b.digest)) {
-                let finished =
-                    html::Finished { html: same.html.clone(), sections: same.sections.clone(), ..Default::default() };
-                return Ok((finished, digests));
-            }
-            let ctx = this.page_context(page, &order);
-            this.render_finished(page.template, &ctx, page.levels).map(|finished| (finished, digests))
-        });
+        let finished_pages: Vec<_> = outgoing
+            .par_iter()
+            .map(|page| {
+                let before = kept.as_ref().and_then(|kept| kept.get(&page.url));
+                let digests = shared.and_then(|shared| this.page_digests(page, shared, before));
+                if let Some(same) = before.filter(|b| digests.is_some_and(|(_, data)| data == b.digest)) {
+                    let finished = html::Finished {
+                        html: same.html.clone(),
+                        sections: same.sections.clone(),
+                        ..Default::default()
+                    };
+                    return Ok((finished, digests));
+                }
+                let ctx = this.page_context(page, &order);
+                let text = if page.searched { html::Text::Search } else { html::Text::Skip };
+                this.render_finished(page.template, &ctx, page.levels, text).map(|finished| (finished, digests))
+            })
+            .collect();
         let mut keep = kept.map(|_| KeptPages::new());
-        for (page, finished) in finished_pages {
+        for (page, finished) in outgoing.iter().zip(finished_pages) {
             let (finished, digests) = finished?;
             if let (Some(keep), Some((source, digest))) = (&mut keep, digests) {
                 let sections = if page.searched { finished.sections.clone() } else { Vec::new() };
@@ -896,7 +876,13 @@ impl Site {
     /// A page from its template, with the last pass (`html::finish`) done.
     /// Each thread renders into one buffer that it keeps: grown once to the
     /// largest page, instead of a new string doubling its way up per page.
-    fn render_finished(&self, name: &str, ctx: &Context, levels: OutlineLevels) -> Result<html::Finished> {
+    fn render_finished(
+        &self,
+        name: &str,
+        ctx: &Context,
+        levels: OutlineLevels,
+        text: html::Text,
+    ) -> Result<html::Finished> {
         thread_local! {
             static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
@@ -905,7 +891,7 @@ impl Site {
             self.templates.tera.render_to(name, ctx, &mut *buffer).map_err(|e| anyhow!("{}", self.describe(&e)))?;
             let html =
                 std::str::from_utf8(buffer).map_err(|e| anyhow!("{name} rendered text that is not UTF-8: {e}"))?;
-            Ok(html::finish(html, levels))
+            Ok(html::finish(html, levels, text))
         })
     }
 
@@ -946,16 +932,17 @@ fn load_evidence_reusing(
             std::fs::symlink_metadata(&archive).ok().filter(|m| m.is_file()).map(|_| (b, archive))
         })
         .collect();
-    results::parallel_map(&found, |(b, archive)| {
-        if let Some(Ok(before)) = previous.get(&b.stem)
-            && transcripts::file_digest(archive).ok() == Some(before.digest)
-        {
-            return (b.stem.clone(), Ok(before.clone()));
-        }
-        (b.stem.clone(), transcripts::load(archive).map_err(|e| format!("{e:#}")))
-    })
-    .into_iter()
-    .collect()
+    found
+        .par_iter()
+        .map(|(b, archive)| {
+            if let Some(Ok(before)) = previous.get(&b.stem)
+                && transcripts::file_digest(archive).ok() == Some(before.digest)
+            {
+                return (b.stem.clone(), Ok(before.clone()));
+            }
+            (b.stem.clone(), transcripts::load(archive).map_err(|e| format!("{e:#}")))
+        })
+        .collect()
 }
 
 /// Load the suite for the catalog and the suite marks. A suite that does not
@@ -969,7 +956,7 @@ fn load_suite(root: &Path) -> (SuiteView, Vec<Warning>) {
     if !has_tasks {
         return (SuiteView::empty(folder), Vec::new());
     }
-    match Suite::load(root) {
+    match Suite::load_catalog(root) {
         Ok(suite) => (SuiteView::from_tasks(folder, &suite.tasks), Vec::new()),
         Err(errors) => {
             let problems: Vec<String> = errors

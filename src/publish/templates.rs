@@ -187,6 +187,7 @@ pub struct Templates {
 pub fn load(dir: &Path) -> Result<Templates> {
     let fragments: Fragments = Arc::default();
     let mut tera = Tera::new();
+    tera.set_escape_fn(super::markdown::escape_html_to);
     for &name in FUNCTIONS {
         let store = Arc::clone(&fragments);
         tera.register_function(name, move |_: Kwargs, state: &State| {

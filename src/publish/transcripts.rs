@@ -15,6 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -146,29 +147,48 @@ pub fn file_digest(path: &Path) -> std::io::Result<u64> {
     }
 }
 
-/// Read every transcript of the archive at `path`, one entry at a time.
+/// Unpacked entries parsed together, on every core, hold at most this many
+/// bytes (with one entry of up to [`MAX_ENTRY_BYTES`] beyond it).
+const BATCH_BYTES: usize = 16 << 20;
+
+/// Read every transcript of the archive at `path`: entries are unpacked one
+/// at a time and parsed in batches of bounded size across the cores.
 pub fn load(path: &Path) -> Result<Transcripts> {
     let mut out = Transcripts {
         digest: file_digest(path).with_context(|| format!("reading {}", path.display()))?,
         ..Transcripts::default()
     };
-    let mut bytes = Vec::new();
+    // Entries in archive order (a later one of the same name wins), each
+    // either unpacked or already a view saying why it is not shown.
+    let mut batch: Vec<(String, Result<Vec<u8>, TranscriptView>)> = Vec::new();
+    let mut batch_bytes = 0;
+    let flush = |batch: &mut Vec<(String, Result<Vec<u8>, TranscriptView>)>, out: &mut Transcripts| {
+        let views: Vec<(String, TranscriptView)> =
+            batch.par_drain(..).map(|(name, entry)| (name, entry.map_or_else(|v| v, |bytes| view(&bytes)))).collect();
+        out.by_entry.extend(views.into_iter().map(|(name, v)| (name, Arc::new(v))));
+    };
     evidence::for_each_entry(path, |name, size, data| {
-        let view = if size > MAX_ENTRY_BYTES {
-            TranscriptView {
+        let entry = if size > MAX_ENTRY_BYTES {
+            Err(TranscriptView {
                 problem: Some(format!("this transcript is {} MiB, too large to show", size >> 20)),
                 // The view shows only the size.
                 digest: size,
                 ..TranscriptView::default()
-            }
+            })
         } else {
-            bytes.clear();
+            let mut bytes = Vec::with_capacity(size as usize);
             data.read_to_end(&mut bytes).with_context(|| format!("reading {name} in {}", path.display()))?;
-            view(&bytes)
+            batch_bytes += bytes.len();
+            Ok(bytes)
         };
-        out.by_entry.insert(name.to_string(), Arc::new(view));
+        batch.push((name.to_string(), entry));
+        if batch_bytes >= BATCH_BYTES {
+            flush(&mut batch, &mut out);
+            batch_bytes = 0;
+        }
         Ok(())
     })?;
+    flush(&mut batch, &mut out);
     Ok(out)
 }
 

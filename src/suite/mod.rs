@@ -65,6 +65,13 @@ impl std::fmt::Display for SuiteErrors {
 
 impl std::error::Error for SuiteErrors {}
 
+/// Whether loading a suite compiles its regex patterns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Patterns {
+    Compile,
+    Skip,
+}
+
 impl Suite {
     pub fn tasks_dir(root: &Path) -> PathBuf {
         root.join("tasks")
@@ -76,6 +83,17 @@ impl Suite {
 
     /// Load every task under `root/tasks` and validate it.
     pub fn load(root: &Path) -> Result<Suite, SuiteErrors> {
+        Self::load_checking(root, Patterns::Compile)
+    }
+
+    /// Load the tasks for a catalog (the site): every check of [`Suite::load`]
+    /// except compiling the patterns, which is most of its time and matters
+    /// only to a run (`suite check` and `run` still compile them).
+    pub fn load_catalog(root: &Path) -> Result<Suite, SuiteErrors> {
+        Self::load_checking(root, Patterns::Skip)
+    }
+
+    fn load_checking(root: &Path, patterns: Patterns) -> Result<Suite, SuiteErrors> {
         let mut diagnostics = Vec::new();
         let tasks_dir = Self::tasks_dir(root);
         let mut files: Vec<PathBuf> = match std::fs::read_dir(&tasks_dir) {
@@ -114,7 +132,7 @@ impl Suite {
                     continue;
                 }
             };
-            validate::task(root, file, &text, &task, &mut diagnostics);
+            validate::task(root, file, &text, &task, patterns, &mut diagnostics);
             if let Some(first) = seen.get(&task.id) {
                 diagnostics.push(
                     Diagnostic::error(

@@ -8,9 +8,9 @@ use crate::format::OneOrMany;
 use crate::format::task::{Matcher, Task, VaultAssertion};
 use crate::score::jsregex::JsRegex;
 
-use super::TOOL_NAMES;
 use super::diagnostics::{Diagnostic, did_you_mean};
 use super::fixtures::{self, Kind};
+use super::{Patterns, TOOL_NAMES};
 
 /// Where `needle` (as it appears JSON-encoded) first occurs in `text`, 1-based.
 fn locate(text: &str, needle: &str) -> Option<(usize, usize)> {
@@ -28,7 +28,7 @@ fn is_vault_relative(path: &str) -> bool {
     !path.is_empty() && p.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
-pub(super) fn task(root: &Path, file: &Path, text: &str, task: &Task, out: &mut Vec<Diagnostic>) {
+pub(super) fn task(root: &Path, file: &Path, text: &str, task: &Task, compile: Patterns, out: &mut Vec<Diagnostic>) {
     let err =
         |message: String, help: &str| Diagnostic::error(file, message, (!help.is_empty()).then(|| help.to_string()));
 
@@ -111,7 +111,9 @@ pub(super) fn task(root: &Path, file: &Path, text: &str, task: &Task, out: &mut 
             Matcher::Contains { value } => values(file, text, &field, value, out),
             Matcher::Regex { value, flags } => {
                 values(file, text, &field, value, out);
-                patterns(file, text, &field, value, flags.as_deref(), out);
+                if compile == Patterns::Compile {
+                    patterns(file, text, &field, value, flags.as_deref(), out);
+                }
             }
             Matcher::Judge { criteria } => {
                 if criteria.trim().is_empty() {
@@ -198,7 +200,9 @@ pub(super) fn task(root: &Path, file: &Path, text: &str, task: &Task, out: &mut 
             }
             VaultAssertion::FileMatches { value, flags, .. } => {
                 values(file, text, &field, value, out);
-                patterns(file, text, &field, value, flags.as_deref(), out);
+                if compile == Patterns::Compile {
+                    patterns(file, text, &field, value, flags.as_deref(), out);
+                }
             }
             VaultAssertion::FrontmatterEquals { key, .. } if key.is_empty() => {
                 out.push(
