@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
@@ -33,7 +34,7 @@ pub enum OutData {
     /// when the file on disk is as the last write left it ([`Stamps`]) and
     /// holds the bytes of the same digest, it is not read to be compared.
     Known {
-        bytes: Vec<u8>,
+        bytes: Arc<String>,
         digest: u64,
     },
     /// Copied from this file.
@@ -169,9 +170,9 @@ fn write_one(path: &Path, data: &OutData, stamps: &Stamps) -> Result<(bool, Opti
     Ok(match data {
         OutData::Known { bytes, digest } => {
             let known = stamps.0.get(path).filter(|(d, _)| d == digest).map(|(_, s)| *s);
-            let changed = (known.is_none() || known != stamp(path)) && !holds(path, bytes);
+            let changed = (known.is_none() || known != stamp(path)) && !holds(path, bytes.as_bytes());
             if changed {
-                replace(path, &mut bytes.as_slice())?;
+                replace(path, &mut bytes.as_bytes())?;
             }
             (changed, stamp(path).map(|s| (*digest, s)))
         }
@@ -325,7 +326,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("site");
         let known = |text: &str, digest| {
-            vec![OutFile { rel: "a.html".into(), data: OutData::Known { bytes: text.as_bytes().to_vec(), digest } }]
+            vec![OutFile { rel: "a.html".into(), data: OutData::Known { bytes: Arc::new(text.to_string()), digest } }]
         };
         let mut stamps = Stamps::default();
         assert_eq!(write_remembering(&out, &known("one", 1), &mut stamps).unwrap().written, 1);

@@ -15,6 +15,7 @@
 //! run id's UTC date, the commit's first 7 characters.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use rayon::prelude::*;
@@ -215,7 +216,7 @@ pub struct ResultsView {
     /// The task pages of every baseline, in table order (not for templates'
     /// global data: they are rendered one by one).
     #[serde(skip)]
-    pub task_pages: Vec<TaskPage>,
+    pub task_pages: Vec<Arc<TaskPage>>,
     #[serde(skip)]
     pub pairs: Vec<PairPage>,
 }
@@ -325,6 +326,7 @@ pub fn view(
             }
             let mut runs = runs::baseline_runs(b, suite, archive.and_then(|e| e.as_ref().ok()));
             for (i, task) in runs.tasks.iter_mut().enumerate() {
+                let task = Arc::get_mut(task).expect("a task page just made is not shared");
                 let mut page = Digest::default();
                 page.number(key);
                 page.number(i as u64);

@@ -13,6 +13,7 @@
 //! ([`Shown`]) so that no file can make a page of unbounded size.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -222,7 +223,9 @@ pub struct CategoryRow {
 /// Everything below a baseline's page.
 #[derive(Debug, Clone, Default)]
 pub struct BaselineRuns {
-    pub tasks: Vec<TaskPage>,
+    /// Shared with the site's list of task pages and with what `--watch`
+    /// keeps for the next build (a page's runs are never copied).
+    pub tasks: Vec<Arc<TaskPage>>,
     pub failures: Vec<FailureRow>,
     pub unsolved: usize,
     pub categories: Vec<CategoryRow>,
@@ -272,7 +275,7 @@ pub fn baseline_runs(b: &Baseline, suite: &SuiteView, evidence: Option<&Transcri
             .collect();
         out.unsolved += runs.iter().filter(|r| !r.solved).count();
         out.pages.insert(id.clone(), url.clone());
-        out.tasks.push(TaskPage {
+        out.tasks.push(Arc::new(TaskPage {
             url,
             id: id.clone(),
             tier: t.difficulty.clone().unwrap_or_else(|| MISSING.into()),
@@ -288,7 +291,7 @@ pub fn baseline_runs(b: &Baseline, suite: &SuiteView, evidence: Option<&Transcri
             provider: h.provider.clone().unwrap_or_else(|| UNKNOWN.into()),
             transcripts: transcripts_of_task,
             digest: 0,
-        });
+        }));
     }
     out.failures = failures
         .into_iter()

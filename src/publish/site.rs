@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Result, anyhow};
@@ -119,7 +119,7 @@ struct KeptPage {
     /// The digests of its sources and of its data (`Site::page_digests`).
     source: u64,
     digest: u64,
-    html: String,
+    html: Arc<String>,
     sections: Vec<html::Section>,
 }
 
@@ -585,41 +585,42 @@ impl Site {
         let shared = kept.as_ref().map(|_| self.shared_digest(&results, &nav, home_url));
         // Each page's context is built on the thread that renders it:
         // serializing the data into Tera's values is a good part of the work.
+        // A page kept from the last build is shared, not copied: its HTML
+        // goes to the next build's kept pages and to the writer as one `Arc`.
         let finished_pages: Vec<_> = outgoing
             .par_iter()
-            .map(|page| {
+            .map(|page| -> Result<(Arc<String>, Vec<html::Section>, _)> {
                 let before = kept.as_ref().and_then(|kept| kept.get(&page.url));
                 let digests = shared.and_then(|shared| this.page_digests(page, shared, before));
                 if let Some(same) = before.filter(|b| digests.is_some_and(|(_, data)| data == b.digest)) {
-                    let finished = html::Finished {
-                        html: same.html.clone(),
-                        sections: same.sections.clone(),
-                        ..Default::default()
-                    };
-                    return Ok((finished, digests));
+                    return Ok((Arc::clone(&same.html), same.sections.clone(), digests));
                 }
                 let ctx = this.page_context(page, &order);
                 let text = if page.searched { html::Text::Search } else { html::Text::Skip };
-                this.render_finished(page.template, &ctx, page.levels, text).map(|finished| (finished, digests))
+                let finished = this.render_finished(page.template, &ctx, page.levels, text)?;
+                Ok((Arc::new(finished.html), finished.sections, digests))
             })
             .collect();
         let mut keep = kept.map(|_| KeptPages::new());
         for (page, finished) in outgoing.iter().zip(finished_pages) {
-            let (finished, digests) = finished?;
+            let (html, sections, digests) = finished?;
             if let (Some(keep), Some((source, digest))) = (&mut keep, digests) {
-                let sections = if page.searched { finished.sections.clone() } else { Vec::new() };
-                keep.insert(page.url.clone(), KeptPage { source, digest, html: finished.html.clone(), sections });
+                let kept_sections = if page.searched { sections.clone() } else { Vec::new() };
+                keep.insert(
+                    page.url.clone(),
+                    KeptPage { source, digest, html: Arc::clone(&html), sections: kept_sections },
+                );
             }
             let digest = digests.map(|(_, data)| data);
             if page.searched {
-                search.add(&page.title, &links::href_path(&page.url, clean), finished.sections);
+                search.add(&page.title, &links::href_path(&page.url, clean), sections);
                 sitemap.push(page.url.clone());
             }
             // Static hosts look for the 404 page at the root, whatever the URL style.
             let rel = if page.url == NOT_FOUND_PAGE { page.url.clone() } else { links::output_path(&page.url, clean) };
             let data = match digest {
-                Some(digest) => OutData::Known { bytes: finished.html.into_bytes(), digest },
-                None => OutData::Bytes(finished.html.into_bytes()),
+                Some(digest) => OutData::Known { bytes: html, digest },
+                None => OutData::Bytes(Arc::unwrap_or_clone(html).into_bytes()),
             };
             files.push(OutFile { rel, data });
         }
