@@ -20,12 +20,13 @@
 # Medians of RUNS runs (hyperfine when installed, else a date loop), peak
 # memory from /usr/bin/time -v. Needs ../shared/upstream (the corpus).
 #
-# Measured (shared 2-core machine, RUNS=15, sections 3 and 5):
-#   5. full build 135 ms (mdBook on the 6 docs pages alone: 88 ms); --watch
-#      rebuild after one baseline changed 38 ms (33-47)
-#   3. the 32 reference pages + 2 baselines: warm 63 ms, cold 116 ms;
-#      mdBook 280 ms: 4.4x faster warm (the task pages of the 2 baselines,
-#      132 of them, are most of the work; without them it was 9.7x)
+# Measured (shared 2-core machine under other load: mdBook took 474 ms on
+# the 32 pages it builds in 275 ms when quiet; RUNS=15, sections 3 and 5):
+#   5. full build 143 ms (mdBook on the 6 docs pages alone: 149 ms); --watch
+#      rebuild after one baseline changed 54 ms (47-66)
+#   3. the 32 reference pages + 2 baselines: warm 71 ms, cold 170 ms;
+#      mdBook 474 ms: 6.7x faster warm, 2.8x cold (cold is mostly the
+#      TypeScript grammar's compilation)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS="${RUNS:-7}"
