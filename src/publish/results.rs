@@ -204,6 +204,10 @@ pub struct ResultsView {
     /// How many rows are marked as tied with the row above, and as judged without a judge.
     pub tied: usize,
     pub unjudged: usize,
+    /// Each baseline's page data (not for templates' global data: each
+    /// baseline page gets its own as `baseline`, and serializing every one
+    /// for every build was a tenth of a `--watch` rebuild).
+    #[serde(skip)]
     pub pages: Vec<BaselineView>,
     pub matrix: Matrix,
     pub chart: Chart,
