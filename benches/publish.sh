@@ -20,12 +20,12 @@
 # Medians of RUNS runs (hyperfine when installed, else a date loop), peak
 # memory from /usr/bin/time -v. Needs ../shared/upstream (the corpus).
 #
-# Measured (shared 2-core machine under other load: mdBook took 474 ms on
+# Measured (shared 2-core machine under other load: mdBook took 482 ms on
 # the 32 pages it builds in 275 ms when quiet; RUNS=15, sections 3 and 5):
-#   5. full build 143 ms (mdBook on the 6 docs pages alone: 149 ms); --watch
-#      rebuild after one baseline changed 54 ms (47-66)
-#   3. the 32 reference pages + 2 baselines: warm 71 ms, cold 170 ms;
-#      mdBook 474 ms: 6.7x faster warm, 2.8x cold (cold is mostly the
+#   5. full build 141 ms (mdBook on the 6 docs pages alone: 175 ms); --watch
+#      rebuild after one baseline changed 50 ms (41-60)
+#   3. the 32 reference pages + 2 baselines: warm 88 ms, cold 155 ms;
+#      mdBook 482 ms: 5.5x faster warm, 3.1x cold (cold is mostly the
 #      TypeScript grammar's compilation)
 set -euo pipefail
 cd "$(dirname "$0")/.."
