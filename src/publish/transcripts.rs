@@ -306,6 +306,52 @@ fn folded_raw(raw: &RawValue) -> Option<Folded> {
 
 fn typed_event(raw: &RawValue) -> Option<EventView> {
     let e: RawEvent = serde_json::from_str(raw.get()).ok()?;
+    let usage = e.usage.unwrap_or(RawUsage { prompt_tokens: None, cached_tokens: None, output_tokens: None });
+    let fields = EventFields {
+        kind: e.kind.as_deref().unwrap_or(""),
+        turn: e.turn,
+        text: e.text.as_deref(),
+        message: e.message.as_deref(),
+        name: e.name.as_deref(),
+        success: e.success,
+        arguments: e.arguments,
+        result: e.result,
+        result_truncated: e.result_truncated,
+        loop_fired: e.loop_fired,
+        duration_ms: e.duration_ms,
+        duration_us: e.duration_us,
+        tokens: [usage.prompt_tokens, usage.cached_tokens, usage.output_tokens],
+        calls: e.tool_calls.iter().flatten().map(|c| (c.name.as_deref(), c.arguments)).collect(),
+        whole: raw,
+    };
+    event_view(fields, folded_raw)
+}
+
+/// An event's fields, however the event was read: `J` holds its JSON
+/// values (arguments, results, the whole event), which `event_view` folds.
+struct EventFields<'a, J> {
+    kind: &'a str,
+    turn: Option<u64>,
+    text: Option<&'a str>,
+    message: Option<&'a str>,
+    name: Option<&'a str>,
+    success: Option<bool>,
+    arguments: Option<J>,
+    result: Option<J>,
+    result_truncated: Option<bool>,
+    loop_fired: Option<bool>,
+    duration_ms: Option<f64>,
+    duration_us: Option<f64>,
+    /// Prompt, cached and output tokens.
+    tokens: [Option<f64>; 3],
+    /// Each tool call's name and arguments.
+    calls: Vec<(Option<&'a str>, Option<J>)>,
+    whole: J,
+}
+
+/// One step of the conversation as shown; `None` when `fold` cannot read
+/// one of its JSON values.
+fn event_view<J>(e: EventFields<J>, fold: impl Fn(J) -> Option<Folded>) -> Option<EventView> {
     let mut view = EventView {
         kind: "other",
         turn: e.turn,
@@ -318,10 +364,10 @@ fn typed_event(raw: &RawValue) -> Option<EventView> {
         result: None,
         result_truncated: false,
     };
-    match e.kind.as_deref().unwrap_or("") {
+    match e.kind {
         "user_message" => {
             view.kind = "user";
-            view.text = Some(Folded::new(e.text.as_deref().unwrap_or("")));
+            view.text = Some(Folded::new(e.text.unwrap_or("")));
         }
         "model_call" => {
             view.kind = "model";
@@ -329,42 +375,36 @@ fn typed_event(raw: &RawValue) -> Option<EventView> {
             if let Some(ms) = e.duration_ms.filter(|x| x.is_finite()) {
                 meta.push(seconds(ms));
             }
-            let usage = e.usage.unwrap_or(RawUsage { prompt_tokens: None, cached_tokens: None, output_tokens: None });
-            if let Some(p) = usage.prompt_tokens {
-                meta.push(format!("{p} prompt tokens"));
-            }
-            if let Some(c) = usage.cached_tokens {
-                meta.push(format!("{c} cached"));
-            }
-            if let Some(o) = usage.output_tokens {
-                meta.push(format!("{o} output tokens"));
+            for (n, what) in e.tokens.iter().zip(["prompt tokens", "cached", "output tokens"]) {
+                if let Some(n) = n {
+                    meta.push(format!("{n} {what}"));
+                }
             }
             view.meta = meta.join(" · ");
-            view.text = e.text.as_deref().filter(|t| !t.is_empty()).map(Folded::new);
+            view.text = e.text.filter(|t| !t.is_empty()).map(Folded::new);
             view.calls = e
-                .tool_calls
-                .unwrap_or_default()
-                .iter()
+                .calls
+                .into_iter()
                 .take(200)
-                .map(|c| {
-                    let arguments = match c.arguments {
-                        Some(a) => folded_raw(a)?,
+                .map(|(name, arguments)| {
+                    let arguments = match arguments {
+                        Some(a) => fold(a)?,
                         None => Folded::default(),
                     };
-                    Some(CallView { name: Shown::new(c.name.as_deref().unwrap_or("?"), 100).text, arguments })
+                    Some(CallView { name: Shown::new(name.unwrap_or("?"), 100).text, arguments })
                 })
                 .collect::<Option<_>>()?;
         }
         "tool_call" => {
             view.kind = "tool";
-            view.name = e.name.as_deref().map(|n| Shown::new(n, 100).text);
+            view.name = e.name.map(|n| Shown::new(n, 100).text);
             view.success = e.success;
             view.arguments = match e.arguments {
-                Some(a) => Some(folded_raw(a)?),
+                Some(a) => Some(fold(a)?),
                 None => None,
             };
             view.result = match e.result {
-                Some(r) => Some(folded_raw(r)?),
+                Some(r) => Some(fold(r)?),
                 None => None,
             };
             view.result_truncated = e.result_truncated.unwrap_or(false);
@@ -379,11 +419,11 @@ fn typed_event(raw: &RawValue) -> Option<EventView> {
         }
         "model_error" => {
             view.kind = "error";
-            view.text = Some(Folded::new(e.message.as_deref().unwrap_or("")));
+            view.text = Some(Folded::new(e.message.unwrap_or("")));
         }
         other => {
             view.meta = format!("event `{}`", Shown::new(other, 60).text);
-            view.text = Some(folded_raw(raw)?);
+            view.text = Some(fold(e.whole)?);
         }
     }
     Some(view)
@@ -427,85 +467,29 @@ fn value_view(bytes: &[u8]) -> TranscriptView {
 
 fn event(e: &Value) -> EventView {
     let text = |key: &str| e.get(key).and_then(Value::as_str);
-    let number = |key: &str| e.get(key).and_then(Value::as_f64).filter(|x| x.is_finite());
-    let mut view = EventView {
-        kind: "other",
+    let flag = |key: &str| e.get(key).and_then(Value::as_bool);
+    let number = |key: &str| e.get(key).and_then(Value::as_f64);
+    let usage = e.get("usage");
+    let tokens = |key: &str| usage.and_then(|u| u.get(key)).and_then(Value::as_f64);
+    let calls = e.get("tool_calls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let fields = EventFields {
+        kind: text("type").unwrap_or(""),
         turn: e.get("turn").and_then(Value::as_u64),
-        meta: String::new(),
-        name: None,
-        success: None,
-        text: None,
-        calls: Vec::new(),
-        arguments: None,
-        result: None,
-        result_truncated: false,
+        text: text("text"),
+        message: text("message"),
+        name: text("name"),
+        success: flag("success"),
+        arguments: e.get("arguments"),
+        result: e.get("result"),
+        result_truncated: flag("result_truncated"),
+        loop_fired: flag("loop_fired"),
+        duration_ms: number("duration_ms"),
+        duration_us: number("duration_us"),
+        tokens: [tokens("prompt_tokens"), tokens("cached_tokens"), tokens("output_tokens")],
+        calls: calls.iter().map(|c| (c.get("name").and_then(Value::as_str), c.get("arguments"))).collect(),
+        whole: e,
     };
-    match text("type").unwrap_or("") {
-        "user_message" => {
-            view.kind = "user";
-            view.text = Some(Folded::new(text("text").unwrap_or("")));
-        }
-        "model_call" => {
-            view.kind = "model";
-            let usage = e.get("usage").cloned().unwrap_or(Value::Null);
-            let tokens = |key: &str| usage.get(key).and_then(Value::as_f64).map(|n| format!("{n}"));
-            let mut meta = Vec::new();
-            if let Some(ms) = number("duration_ms") {
-                meta.push(seconds(ms));
-            }
-            if let Some(p) = tokens("prompt_tokens") {
-                meta.push(format!("{p} prompt tokens"));
-            }
-            if let Some(c) = tokens("cached_tokens") {
-                meta.push(format!("{c} cached"));
-            }
-            if let Some(o) = tokens("output_tokens") {
-                meta.push(format!("{o} output tokens"));
-            }
-            view.meta = meta.join(" · ");
-            view.text = text("text").filter(|t| !t.is_empty()).map(Folded::new);
-            view.calls = e
-                .get("tool_calls")
-                .and_then(Value::as_array)
-                .map(|calls| {
-                    calls
-                        .iter()
-                        .take(200)
-                        .map(|c| {
-                            let name = c.get("name").and_then(Value::as_str).unwrap_or("?");
-                            let args = c.get("arguments").map(Folded::json).unwrap_or_default();
-                            CallView { name: Shown::new(name, 100).text, arguments: args }
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-        }
-        "tool_call" => {
-            view.kind = "tool";
-            view.name = text("name").map(|n| Shown::new(n, 100).text);
-            view.success = e.get("success").and_then(Value::as_bool);
-            view.arguments = e.get("arguments").map(Folded::json);
-            view.result = e.get("result").map(Folded::json);
-            view.result_truncated = e.get("result_truncated").and_then(Value::as_bool).unwrap_or(false);
-            let mut meta = Vec::new();
-            if let Some(us) = number("duration_us") {
-                meta.push(format!("{} ms", crate::jsnum::to_fixed(us / 1000.0, 1)));
-            }
-            if e.get("loop_fired").and_then(Value::as_bool) == Some(true) {
-                meta.push("loop detector fired".into());
-            }
-            view.meta = meta.join(" · ");
-        }
-        "model_error" => {
-            view.kind = "error";
-            view.text = Some(Folded::new(text("message").unwrap_or("")));
-        }
-        other => {
-            view.meta = format!("event `{}`", Shown::new(other, 60).text);
-            view.text = Some(Folded::json(e));
-        }
-    }
-    view
+    event_view(fields, |v| Some(Folded::json(v))).expect("a Value always folds")
 }
 
 #[cfg(test)]
