@@ -79,6 +79,59 @@ pub(crate) struct Transport {
     quota: std::sync::Arc<Quota>,
 }
 
+/// Most redirects followed for one request.
+const MAX_REDIRECTS: usize = 5;
+
+/// The redirect policy of every provider's client: a redirect is followed
+/// only to the origin (scheme, host and port) the request was sent to, so
+/// that no header carrying a key (Gemini's `x-goog-api-key`, a bearer token,
+/// whatever a provider adds next) ever reaches another server. reqwest's
+/// default strips only the headers it knows (`authorization`, cookies) and
+/// only when the host changes. A redirect elsewhere is not followed: its
+/// 3xx answer becomes a fatal error naming where it pointed
+/// ([`redirect_error`]), which the user settles by setting the base URL.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first();
+        if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else if first.is_some_and(|from| same_origin(from, attempt.url())) {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
+
+/// Whether two URLs share scheme, host and port (the port the scheme
+/// implies when none is written).
+fn same_origin(a: &reqwest::Url, b: &reqwest::Url) -> bool {
+    a.scheme() == b.scheme() && a.host() == b.host() && a.port_or_known_default() == b.port_or_known_default()
+}
+
+/// The error for a redirect that was not followed: where the server
+/// pointed (without its query, which may carry anything), and what to do.
+fn redirect_error(provider: &str, status: StatusCode, headers: &HeaderMap, from: &reqwest::Url) -> String {
+    let target =
+        headers.get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).and_then(|loc| from.join(loc).ok()).map(
+            |mut url| {
+                url.set_query(None);
+                url.set_fragment(None);
+                let _ = url.set_username("");
+                let _ = url.set_password(None);
+                url.to_string()
+            },
+        );
+    match target {
+        Some(to) => format!(
+            "{provider}: the server answered HTTP {status} redirecting to another origin, {to}; vaultbench does not \
+             follow a redirect away from the server it was given, so that the API key is never sent elsewhere. If \
+             that is the right server, set the provider's base URL to it"
+        ),
+        None => format!("{provider}: the server answered HTTP {status}, a redirect without a usable Location header"),
+    }
+}
+
 /// What ended a wait.
 enum Waited<T> {
     Done(T),
@@ -135,6 +188,7 @@ impl Transport {
         // No whole-request timeout: the phases have their own (see the module docs).
         let client = reqwest::Client::builder()
             .connect_timeout(limits.connect_timeout.min(limits.http_timeout))
+            .redirect(same_origin_redirects())
             .build()
             .with_context(|| format!("{provider}: building the HTTP client"))?;
         Ok(Transport {
@@ -215,6 +269,14 @@ impl Transport {
             Waited::RunDeadline => return Err(self.still_waiting(url, sent).await),
         };
         let status = response.status();
+        if status.is_redirection() {
+            return Err(ModelError::Fatal(self.scrub(&redirect_error(
+                self.provider,
+                status,
+                response.headers(),
+                response.url(),
+            ))));
+        }
         let retry_after = retry_after(response.headers());
         *heard = Some(quota::signals::from_headers(response.headers()));
         let text = self.read_body(&mut response, url, status, deadline).await?;

@@ -335,6 +335,51 @@ pub async fn absurd_waits_do_not_panic(s: &Subject) {
     }
 }
 
+/// A redirect to another origin (another port, or the same server named
+/// `localhost`) is never followed, whatever its status: no request, and so
+/// no key, reaches it, and the error names where it pointed. A redirect
+/// within the origin is followed with the provider's headers intact.
+pub async fn redirects_never_carry_the_key_to_another_origin(s: &Subject) {
+    let elsewhere = Fake::always((s.ok)());
+    for status in [301, 302, 303, 307, 308] {
+        for other_port in [true, false] {
+            let target = Arc::new(std::sync::Mutex::new(String::new()));
+            let to = target.clone();
+            let fake = Fake::start(move |req, _| {
+                Reply::status(status, "").header("location", &format!("{}{}?k=1", to.lock().unwrap(), req.path))
+            });
+            let port = fake.url.rsplit(':').next().unwrap().to_string();
+            let shown = if other_port { elsewhere.url.clone() } else { format!("http://localhost:{port}") };
+            *target.lock().unwrap() = shown.clone();
+            let m = fatal(ask((s.make)(&fake.url, &tight()).as_ref(), &hello()).await);
+            assert!(m.contains("another origin") && m.contains(&shown) && !m.contains("k=1"), "{status}: {m}");
+            assert_eq!(fake.requests().len(), 1, "{status} to {shown}: the redirect was followed");
+        }
+    }
+    assert!(elsewhere.requests().is_empty(), "a request crossed origins: {:?}", elsewhere.requests());
+
+    let ok = s.ok;
+    for status in [307, 308] {
+        let fake = Fake::start(move |req, _| {
+            if req.path.starts_with("/moved") {
+                ok()
+            } else {
+                Reply::status(status, "").header("location", &format!("/moved{}", req.path))
+            }
+        });
+        let reply = ask((s.make)(&fake.url, &tight()).as_ref(), &hello()).await.unwrap();
+        assert_eq!(reply.text, s.ok_text, "{status}");
+        let requests = fake.requests();
+        assert_eq!(requests.len(), 2, "{status}");
+        if let Some(key) = s.key {
+            for r in &requests {
+                let sent = r.headers.iter().any(|(_, v)| v.contains(key));
+                assert!(sent, "{status}: the key was not sent to {}", r.path);
+            }
+        }
+    }
+}
+
 /// One test per fault for a provider: `fault_tests!(subject())`.
 macro_rules! fault_tests {
     ($subject:expr) => {
@@ -405,6 +450,10 @@ macro_rules! fault_tests {
         #[tokio::test]
         async fn absurd_waits_do_not_panic() {
             crate::faults::absurd_waits_do_not_panic(&$subject).await
+        }
+        #[tokio::test]
+        async fn redirects_never_carry_the_key_to_another_origin() {
+            crate::faults::redirects_never_carry_the_key_to_another_origin(&$subject).await
         }
     };
 }
