@@ -6,13 +6,54 @@
 
 use std::fs::{self, File};
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use serde::de::DeserializeOwned;
 
 use crate::limits::Limits;
+
+/// Where `path` leads, as the kernel will resolve it once the missing parts
+/// are made as plain folders: absolute, every symbolic link of the part that
+/// exists resolved, and each `..` applied to what precedes it *after* that
+/// resolution. `std::path::absolute` keeps `..` as written and
+/// `canonicalize` needs the whole path to exist, so neither tells where
+/// `site/../docs` (no `site/` yet) or `link/../x` leads; this does, so that
+/// every check of a place to write looks at the place itself. A dangling
+/// link, or a link loop, is an error naming it.
+pub fn resolve(path: &Path) -> Result<PathBuf> {
+    use std::path::Component;
+    let start = if path.is_absolute() {
+        PathBuf::new()
+    } else {
+        std::env::current_dir()
+            .context("reading the current folder")?
+            .canonicalize()
+            .context("resolving the current folder")?
+    };
+    let mut resolved = start;
+    for part in path.components() {
+        match part {
+            Component::Prefix(_) | Component::RootDir => resolved.push(part.as_os_str()),
+            Component::CurDir => {}
+            // What precedes is already free of links, so its parent is the real one.
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::Normal(name) => {
+                resolved.push(name);
+                let is_link = fs::symlink_metadata(&resolved).is_ok_and(|m| m.file_type().is_symlink());
+                if is_link {
+                    resolved = resolved.canonicalize().with_context(|| {
+                        format!("resolving {} (in {}): a link that leads nowhere", resolved.display(), path.display())
+                    })?;
+                }
+            }
+        }
+    }
+    Ok(resolved)
+}
 
 /// Write `bytes` to `path` so that readers see either the old file or the
 /// whole new one, never a prefix: a temporary file in the same directory,

@@ -889,3 +889,32 @@ fn runs_transcripts_failures_and_comparisons_get_pages_that_escape_everything() 
     assert!(!search.contains("Transcript of"), "transcripts are not indexed");
     assert!(!search.contains("é".repeat(100).as_str()), "nor their text");
 }
+
+/// The reported data loss, through the binary: `--out` through a folder
+/// that does not exist yet, then `..`, leads into the docs or a home
+/// folder; each is refused before anything is made, and nothing changes.
+#[test]
+fn out_through_a_missing_folder_and_dot_dot_deletes_nothing() {
+    let dir = project();
+    let root = dir.path();
+    copy_dir(&repo_docs(), &root.join("docs"));
+    std::fs::create_dir_all(root.join("home/.ssh")).unwrap();
+    std::fs::write(root.join("home/.bashrc"), "rc").unwrap();
+    std::fs::write(root.join("home/.ssh/id_ed25519"), "key").unwrap();
+    let before: Vec<_> =
+        walkdir::WalkDir::new(root).sort_by_file_name().into_iter().map(|e| e.unwrap().into_path()).collect();
+    for (out, why) in [("site/../docs", "is the source folder"), ("new/../home", "not empty")] {
+        let o = vaultbench(&["publish", "--docs", "docs", "--out", out], root);
+        assert!(!o.status.success(), "--out {out} was accepted: {}", stdout(&o));
+        let e = stderr(&o);
+        assert!(e.contains(out) && e.contains(why), "--out {out}: {e}");
+    }
+    let after: Vec<_> =
+        walkdir::WalkDir::new(root).sort_by_file_name().into_iter().map(|e| e.unwrap().into_path()).collect();
+    assert_eq!(before, after, "files came or went");
+    assert_eq!(std::fs::read_to_string(root.join("home/.ssh/id_ed25519")).unwrap(), "key");
+    // The same folder by its own name works, and so does a path through a missing folder that ends elsewhere.
+    let o = vaultbench(&["publish", "--docs", "docs", "--out", "new/../built"], root);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(root.join("built/index.html").is_file() && !root.join("new").exists());
+}

@@ -25,7 +25,6 @@ pub mod history;
 pub mod html;
 pub mod links;
 pub mod markdown;
-pub mod output;
 pub mod results;
 pub mod runs;
 pub mod search;
@@ -35,6 +34,7 @@ pub mod templates;
 pub mod transcripts;
 pub mod vitepress;
 pub mod watch;
+pub mod write;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -75,6 +75,14 @@ impl Default for PublishOptions {
     }
 }
 
+impl PublishOptions {
+    /// The output folder, resolved and checked against every folder the
+    /// site is read from (see `write`).
+    pub fn output_dir(&self) -> Result<write::OutputDir> {
+        write::OutputDir::claim(&self.out, &[&self.docs, &self.templates, &self.baselines, &self.suite])
+    }
+}
+
 /// A problem that does not stop the build (unless `--strict`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
@@ -106,7 +114,7 @@ pub struct BuildReport {
     pub generated: usize,
     pub assets: usize,
     pub baselines: usize,
-    pub written: output::WriteStats,
+    pub written: write::WriteStats,
     pub warnings: Vec<Warning>,
     pub elapsed: Duration,
 }
@@ -154,12 +162,14 @@ pub fn build_and_exit(options: &PublishOptions) -> Result<BuildReport> {
 /// A build, with the site and its output handed back beside the report.
 fn build_keeping(options: &PublishOptions) -> Result<(BuildReport, Site, site::Built)> {
     let start = Instant::now();
+    // Before anything is read: a refused --out is told at once.
+    let out = options.output_dir()?;
     let mut site = Site::load(options.clone())?;
     let built = site.render()?;
     if options.strict && !built.warnings.is_empty() {
         bail!("{}", strict_failure(&built.warnings));
     }
-    let written = site.write(&built)?;
+    let written = site.write(&built, &out, None)?;
     let report = built.report(options, written, start.elapsed());
     Ok((report, site, built))
 }

@@ -9,6 +9,14 @@
 //! the last build failed, every page request gets the error page instead, so
 //! the browser shows the error and recovers by itself once it is fixed.
 //! The files on disk are never changed by serving.
+//!
+//! Every file is streamed, HTML included (the script follows the page as a
+//! last piece of the body, which a browser runs as part of the page), so a
+//! response holds a chunk of its file in memory, never the whole of it.
+//! Each file is opened under the shared lock of the output folder's writes
+//! (`write::OutputDir::open_lock`): never in the middle of a build. No
+//! redirect leaves the server: a path starting with `//` (which a browser
+//! would read as another host) is taken as the one-slash path it means.
 
 use std::convert::Infallible;
 use std::path::PathBuf;
@@ -28,6 +36,7 @@ use tokio_stream::wrappers::BroadcastStream;
 use tower_http::services::{ServeDir, ServeFile};
 
 use super::markdown::escape_html;
+use super::write::OutputDir;
 
 pub const EVENTS_PATH: &str = "/__vaultbench/events";
 pub const SCRIPT_PATH: &str = "/__vaultbench/livereload.js";
@@ -65,6 +74,7 @@ pub fn router(out: PathBuf, state: Arc<ServerState>) -> Router {
     let files = ServeDir::new(&out).not_found_service(ServeFile::new(out.join("404.html")));
     let site = Router::new()
         .fallback_service(files)
+        .layer(middleware::from_fn_with_state(Arc::new(out), between_builds))
         .layer(middleware::from_fn_with_state(Arc::clone(&state), pages))
         .layer(middleware::from_fn_with_state(Arc::clone(&state), under_base_path));
     Router::new()
@@ -72,6 +82,53 @@ pub fn router(out: PathBuf, state: Arc<ServerState>) -> Router {
         .route(SCRIPT_PATH, get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT) }))
         .merge(site)
         .with_state(state)
+        .layer(middleware::from_fn(no_redirect_elsewhere))
+}
+
+/// A request path with its leading slashes (and backslashes) made one, and
+/// a redirect answer whose target would leave the server made local: what a
+/// browser reads as `//host/...` is never sent.
+async fn no_redirect_elsewhere(mut req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    if path.starts_with("//") || path.starts_with("/\\") {
+        let local = format!("/{}", path.trim_start_matches(['/', '\\']));
+        let query = req.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
+        if let Ok(uri) = format!("{local}{query}").parse() {
+            *req.uri_mut() = uri;
+        }
+    }
+    let mut res = next.run(req).await;
+    let location = res.headers().get(header::LOCATION).map(|l| String::from_utf8_lossy(l.as_bytes()).into_owned());
+    if let Some(location) = location.filter(|l| !is_local(l)) {
+        let value = HeaderValue::from_str(&local_target(&location)).unwrap_or(HeaderValue::from_static("/"));
+        res.headers_mut().insert(header::LOCATION, value);
+    }
+    res
+}
+
+/// Whether a redirect target stays on this server: one slash, then a path.
+fn is_local(location: &str) -> bool {
+    location.starts_with('/') && !location.starts_with("//") && !location.starts_with("/\\")
+}
+
+/// The path of a redirect target that would leave the server, on this one.
+fn local_target(location: &str) -> String {
+    let rest = location.trim_start_matches(['/', '\\']);
+    let path = match rest.split_once("://") {
+        Some((_, after)) => after.split_once('/').map_or("", |(_, path)| path),
+        None => rest,
+    };
+    format!("/{}", path.trim_start_matches(['/', '\\']))
+}
+
+/// Open the file between builds: under the shared lock of the folder's
+/// writes, released once the file is open (the answer streams from the
+/// open file, which a later build's renames do not change).
+async fn between_builds(State(out): State<Arc<PathBuf>>, req: Request, next: Next) -> Response {
+    let lock = tokio::task::spawn_blocking(move || OutputDir::open_lock(&out)).await.ok().flatten();
+    let res = next.run(req).await;
+    drop(lock);
+    res
 }
 
 /// Serve the site under its base path: the prefix is taken off before the
@@ -143,27 +200,22 @@ async fn pages(State(state): State<Arc<ServerState>>, req: Request, next: Next) 
     if !is_html {
         return Response::from_parts(parts, body);
     }
-    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
-        Ok(b) => b,
-        Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-    };
-    let html = inject_script(&String::from_utf8_lossy(&bytes));
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.remove(header::ETAG);
     parts.headers.remove(header::LAST_MODIFIED);
-    Response::from_parts(parts, Body::from(html))
+    Response::from_parts(parts, with_script(body))
 }
 
 fn script_tag() -> String {
     format!("<script src=\"{SCRIPT_PATH}\"></script>")
 }
 
-/// `html` with the live-reload script before `</body>` (or at the end).
-pub fn inject_script(html: &str) -> String {
-    match html.rfind("</body>") {
-        Some(i) => format!("{}{}{}", &html[..i], script_tag(), &html[i..]),
-        None => format!("{html}{}", script_tag()),
-    }
+/// A page's body with the live-reload script after it, streamed as it is
+/// read. After `</html>` a browser still runs the script, as part of the
+/// page's body.
+fn with_script(body: Body) -> Body {
+    let tag = Ok::<_, axum::Error>(axum::body::Bytes::from(script_tag()));
+    Body::from_stream(body.into_data_stream().chain(tokio_stream::once(tag)))
 }
 
 /// The page shown in place of the site while the build is broken.
@@ -183,10 +235,25 @@ pub fn error_page(error: &str) -> String {
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn the_script_follows_the_page() {
+        let body = with_script(Body::from("<p>x</p></body></html>"));
+        let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+        assert_eq!(String::from_utf8_lossy(&bytes), format!("<p>x</p></body></html>{}", script_tag()));
+    }
+
     #[test]
-    fn the_script_goes_before_the_body_end() {
-        assert_eq!(inject_script("<p>x</p></body></html>"), format!("<p>x</p>{}</body></html>", script_tag()));
-        assert_eq!(inject_script("<p>x</p>"), format!("<p>x</p>{}", script_tag()));
+    fn no_redirect_target_leaves_the_server() {
+        for (location, local) in [
+            ("//static/", "/static/"),
+            ("/\\evil.example/", "/evil.example/"),
+            ("https://evil.example/x", "/x"),
+            ("///a//b", "/a//b"),
+        ] {
+            assert!(!is_local(location), "{location}");
+            assert_eq!(local_target(location), local, "{location}");
+        }
+        assert!(is_local("/docs/guide/"));
     }
 
     #[test]

@@ -24,13 +24,13 @@ use super::history::{self, Dates};
 use super::html::{self, OutlineLevels};
 use super::links::{self, SiteIndex};
 use super::markdown;
-use super::output::{self, OutData, OutFile, WriteStats};
 use super::results::{self, BaselineView, SuiteView};
 use super::runs::{RunView, TaskPage};
 use super::search::{self, SearchIndex};
 use super::templates::{self, StaticFile, Templates};
 use super::transcripts::{self, TranscriptView, Transcripts};
 use super::vitepress;
+use super::write::{self, OutData, OutFile, OutputDir, Ownership, WriteStats};
 use super::{BuildReport, PublishOptions, Warning};
 use crate::report::evidence;
 use crate::suite::{Severity, Suite};
@@ -104,7 +104,7 @@ pub struct Site {
     /// next one when rebuilding (`--watch`; see [`Site::keep_pages`]).
     kept: Mutex<Option<KeptPages>>,
     /// What the last write left in the output folder.
-    stamps: output::Stamps,
+    stamps: write::Stamps,
     /// What the last build derived from each baseline (kept with the pages).
     derived: results::Derived,
 }
@@ -316,7 +316,7 @@ impl Site {
                 suite_warnings,
                 history,
                 kept: Mutex::new(None),
-                stamps: output::Stamps::default(),
+                stamps: write::Stamps::default(),
                 derived: results::Derived::default(),
             })
         })
@@ -356,11 +356,10 @@ impl Site {
         Ok(())
     }
 
-    /// Write a rendered site to the output folder.
-    pub fn write(&mut self, built: &Built) -> Result<WriteStats> {
-        let o = &self.options;
-        output::check_target(&o.out, &[&o.docs, &o.templates, &o.baselines, &o.suite])?;
-        let written = output::write_remembering(&o.out, &built.files, &mut self.stamps)?;
+    /// Write a rendered site to the output folder; `owner` is the caller's
+    /// hold on the folder, if it serves it (`--watch`).
+    pub fn write(&mut self, built: &Built, out: &OutputDir, owner: Option<&Ownership>) -> Result<WriteStats> {
+        let written = out.write(&built.files, &mut self.stamps, owner)?;
         super::highlight::save_cache();
         Ok(written)
     }

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use notify::RecursiveMode;
 
-use super::output;
 use super::serve::{self, ServerState};
 use super::site::{ChangeKind, Site};
+use super::write::{OutputDir, Ownership};
 use super::{BuildReport, PublishOptions, Warning};
 use crate::publish::content;
 
@@ -197,8 +197,8 @@ enum LoopEvent {
 
 /// Build, serve and rebuild until Ctrl-C or SIGTERM.
 pub fn run(options: PublishOptions, watch: WatchOptions, notify: &mut dyn FnMut(Notice)) -> Result<Stopped> {
-    output::check_target(&options.out, &[&options.docs, &options.templates, &options.baselines, &options.suite])?;
-    std::fs::create_dir_all(&options.out).with_context(|| format!("creating {}", options.out.display()))?;
+    let out = options.output_dir()?;
+    let owner = out.own()?;
     let roots = Roots::new(&options);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -211,14 +211,14 @@ pub fn run(options: PublishOptions, watch: WatchOptions, notify: &mut dyn FnMut(
     // The first build; a failure is shown, not fatal.
     let base_path = crate::publish::config::load(&options.config).map(|c| c.base_path).unwrap_or_else(|_| "/".into());
     let state = ServerState::new(base_path.clone());
-    let mut builder = Rebuilder { options: options.clone(), site: None, stale: BTreeSet::new(), build: 0 };
+    let mut builder = Rebuilder { options: options.clone(), out, owner, site: None, stale: BTreeSet::new(), build: 0 };
     builder.rebuild(&[ChangeKind::Config], &state, notify, false);
 
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind(("127.0.0.1", watch.port)))
         .with_context(|| format!("listening on 127.0.0.1:{}", watch.port))?;
     let addr = listener.local_addr().context("reading the server address")?;
-    let app = serve::router(options.out.clone(), Arc::clone(&state));
+    let app = serve::router(builder.out.root().to_path_buf(), Arc::clone(&state));
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = runtime.spawn(async move {
         axum::serve(listener, app)
@@ -320,6 +320,9 @@ async fn wait_for_signal() -> Stopped {
 /// and the kinds whose reload failed, which are retried on the next change.
 struct Rebuilder {
     options: PublishOptions,
+    out: OutputDir,
+    /// This process's hold on the output folder, for as long as it serves it.
+    owner: Ownership,
     site: Option<Site>,
     stale: BTreeSet<ChangeKind>,
     build: u64,
@@ -365,7 +368,7 @@ impl Rebuilder {
         self.stale.clear();
         let site = self.site.as_mut().expect("loaded above");
         let built = site.render()?;
-        let written = site.write(&built)?;
+        let written = site.write(&built, &self.out, Some(&self.owner))?;
         Ok(built.report(&self.options, written, start.elapsed()))
     }
 }

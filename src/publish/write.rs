@@ -1,0 +1,591 @@
+//! The write stage: the only code that touches the output folder (`site/` by
+//! default). What it guarantees, whatever `--out` says and whatever is on
+//! disk (docs/publishing.md, "The output folder", says the same to users):
+//!
+//! - **The place is resolved before it is checked.** `--out` goes through
+//!   [`fsio::resolve`]: links followed, `..` applied after them, missing
+//!   folders treated as the plain folders they will become. `site/../docs`
+//!   is `docs`, and is refused as a source folder, before anything is made.
+//! - **Only its own folder.** The folder must be new, empty, or carry the
+//!   marker file [`MARKER`]; it may not be, hold or sit inside a source
+//!   folder, and may not be the file system's root, the home folder or a
+//!   folder holding the current one.
+//! - **Only its own files.** The marker is also the manifest: the list of
+//!   files the last build wrote. A build removes only files listed there
+//!   that it no longer produces, and refuses to replace a file that is
+//!   neither listed nor new. A marker from before manifests lists nothing:
+//!   such a folder is adopted (its files may be replaced) but nothing in it
+//!   is removed.
+//! - **No links.** No folder on the way to a file, and no file, may be a
+//!   symbolic link: such a path is an error naming it, never written
+//!   through, never removed.
+//! - **One writer at a time.** Each write holds an exclusive lock on
+//!   [`LOCK`] in the folder: a second build into the same folder waits for
+//!   the first to finish. The preview server opens each file under the
+//!   shared lock ([`OutputDir::open_lock`]), so it never serves a file of a
+//!   build still being written. While `publish --watch` serves a folder it
+//!   owns it ([`OutputDir::own`]): a one-off build into it is refused, since
+//!   the preview would keep serving whichever build wrote last.
+//!
+//! Each file is written to a temporary name and renamed into place, so a
+//! reader never sees half a file; unchanged files are not rewritten.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::fsio;
+
+/// The file that marks a folder as a vaultbench site and lists what the
+/// last build wrote there.
+pub const MARKER: &str = ".vaultbench-site";
+
+/// The lock file of the writes (and of the preview server's reads).
+pub const LOCK: &str = ".vaultbench-site.lock";
+
+/// The lock file a `publish --watch` holds while it serves the folder.
+pub const OWNER: &str = ".vaultbench-site.watch";
+
+/// Most bytes of a manifest read (about a million file names).
+const MANIFEST_CAP: u64 = 256 << 20;
+
+/// One file of the built site.
+#[derive(Debug, Clone)]
+pub struct OutFile {
+    /// Path under the output folder, with `/`.
+    pub rel: String,
+    pub data: OutData,
+}
+
+#[derive(Debug, Clone)]
+pub enum OutData {
+    Bytes(Vec<u8>),
+    /// Bytes named by a digest of what they were made from (a kept page):
+    /// when the file on disk is as the last write left it ([`Stamps`]) and
+    /// holds the bytes of the same digest, it is not read to be compared.
+    Known {
+        bytes: Arc<String>,
+        digest: u64,
+    },
+    /// Copied from this file.
+    Copy(PathBuf),
+}
+
+/// What a write changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    pub written: usize,
+    pub unchanged: usize,
+    pub removed: usize,
+}
+
+/// What the last write left on disk: for each file written as
+/// [`OutData::Known`], its digest and the file's size, modification time
+/// and inode right after. A file changed since by anyone else no longer
+/// matches and is compared as usual.
+#[derive(Debug, Default)]
+pub struct Stamps(HashMap<PathBuf, Remembered>);
+
+type Stamp = (u64, Option<std::time::SystemTime>, u64);
+
+/// What a write remembers of a known file: its digest and stamp.
+type Remembered = (u64, Stamp);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::symlink_metadata(path).ok().filter(|m| m.is_file())?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some((meta.len(), meta.modified().ok(), inode))
+}
+
+/// The output folder, resolved and checked: the only handle through which
+/// anything is written there.
+#[derive(Debug, Clone)]
+pub struct OutputDir {
+    /// Where it really is (see [`fsio::resolve`]).
+    root: PathBuf,
+    /// As the user named it, for messages.
+    shown: PathBuf,
+}
+
+/// The lock that makes a `publish --watch` the folder's only writer; held
+/// until dropped.
+#[derive(Debug)]
+pub struct Ownership(#[allow(dead_code)] File);
+
+/// What the marker says of the folder.
+#[derive(Debug, PartialEq)]
+enum Manifest {
+    /// No marker: a new or empty folder.
+    None,
+    /// A marker written before manifests: the folder is ours, its files unlisted.
+    Unlisted,
+    Listed(HashSet<String>),
+}
+
+#[derive(Serialize, Deserialize)]
+struct ManifestFile {
+    note: String,
+    files: Vec<String>,
+}
+
+const NOTE: &str = "Built by `vaultbench publish`, which writes and removes only the files listed here.";
+
+impl OutputDir {
+    /// Resolve `out` and check that it may be written: not overlapping any
+    /// of `sources`, not a folder of the system or of the user, and new,
+    /// empty or a site a build made. Nothing is created yet.
+    pub fn claim(out: &Path, sources: &[&Path]) -> Result<OutputDir> {
+        let root = fsio::resolve(out).with_context(|| format!("resolving the output folder {}", out.display()))?;
+        let dir = OutputDir { root, shown: out.to_path_buf() };
+        dir.check_place(sources)?;
+        dir.check_contents()?;
+        Ok(dir)
+    }
+
+    /// Where the folder really is.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `--out` as given, and where it leads when that differs.
+    fn named(&self) -> String {
+        let abs = std::path::absolute(&self.shown).unwrap_or_else(|_| self.shown.clone());
+        if abs == self.root {
+            self.shown.display().to_string()
+        } else {
+            format!("{} (which is {})", self.shown.display(), self.root.display())
+        }
+    }
+
+    fn check_place(&self, sources: &[&Path]) -> Result<()> {
+        let root = &self.root;
+        for src in sources {
+            let src_root = fsio::resolve(src).with_context(|| format!("resolving {}", src.display()))?;
+            let how = if *root == src_root {
+                "is"
+            } else if root.starts_with(&src_root) {
+                "is inside"
+            } else if src_root.starts_with(root) {
+                "holds"
+            } else {
+                continue;
+            };
+            bail!(
+                "refusing to write the site into {}: it {how} the source folder {}, whose files a build would \
+                 replace or remove. Choose another --out (default: site)",
+                self.named(),
+                src.display()
+            );
+        }
+        let why = if root.parent().is_none() {
+            Some("the root of the file system")
+        } else if home().is_some_and(|home| *root == home) {
+            Some("your home folder")
+        } else if std::env::current_dir().ok().and_then(|d| d.canonicalize().ok()).is_some_and(|d| d.starts_with(root))
+        {
+            Some("the current folder or one holding it")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            bail!(
+                "refusing to write the site into {}: it is {why}. Choose another --out (default: site)",
+                self.named()
+            );
+        }
+        Ok(())
+    }
+
+    /// The folder, if it exists, is a real folder that is empty or a site.
+    fn check_contents(&self) -> Result<()> {
+        let meta = match std::fs::symlink_metadata(&self.root) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e).with_context(|| format!("reading the output folder {}", self.named())),
+        };
+        if !meta.is_dir() {
+            bail!("the output {} is a file, not a folder: choose another --out", self.named());
+        }
+        let mut entries = std::fs::read_dir(&self.root).with_context(|| format!("reading {}", self.named()))?;
+        let empty = entries.all(|e| e.is_ok_and(|e| [LOCK, OWNER].contains(&e.file_name().to_str().unwrap_or(""))));
+        let marker = std::fs::symlink_metadata(self.root.join(MARKER));
+        if !empty && !marker.as_ref().is_ok_and(|m| m.is_file()) {
+            bail!(
+                "refusing to write into {}: it is not empty and was not made by `vaultbench publish` (no {MARKER} \
+                 file in it); choose a new or empty folder with --out",
+                self.named()
+            );
+        }
+        Ok(())
+    }
+
+    /// Make the folder if need be and open its lock file.
+    fn lock_file(&self, name: &str) -> Result<File> {
+        std::fs::create_dir_all(&self.root).with_context(|| format!("creating the output folder {}", self.named()))?;
+        let path = self.root.join(name);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+            bail!("{} is not a plain file: remove it", path.display());
+        }
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("opening the lock file {}", path.display()))
+    }
+
+    /// Make this process the folder's only writer, for as long as the
+    /// returned value lives (`publish --watch`). Refused while another
+    /// process owns it.
+    pub fn own(&self) -> Result<Ownership> {
+        let mut file = self.lock_file(OWNER)?;
+        if file.try_lock().is_err() {
+            bail!("{}", self.owned_by_other(&mut file));
+        }
+        file.set_len(0).and_then(|()| writeln!(file, "{}", std::process::id())).ok();
+        Ok(Ownership(file))
+    }
+
+    fn owned_by_other(&self, file: &mut File) -> String {
+        let mut pid = String::new();
+        let _ = file.read_to_string(&mut pid);
+        let pid = pid.trim();
+        let who = if pid.is_empty() { String::new() } else { format!(" (process {pid})") };
+        format!(
+            "{} is being served by `vaultbench publish --watch`{who}, which rebuilds it on every change; a build \
+             here would be replaced by the preview's next one. Stop the preview or choose another --out",
+            self.named()
+        )
+    }
+
+    /// The shared lock on the folder's writes: a reader holding it never
+    /// opens a file of a build that is being written. `None` if the folder
+    /// has no lock file (no build wrote there yet).
+    pub fn open_lock(root: &Path) -> Option<File> {
+        let file = File::open(root.join(LOCK)).ok()?;
+        file.lock_shared().ok()?;
+        Some(file)
+    }
+
+    /// Write `files` under the folder, remembering through `stamps` what
+    /// the last write left so that known files as it left them are not
+    /// compared again (`--watch`). `owner` is the caller's own
+    /// [`Ownership`], if it has one; without it a folder owned by a
+    /// `publish --watch` is refused.
+    pub fn write(&self, files: &[OutFile], stamps: &mut Stamps, owner: Option<&Ownership>) -> Result<WriteStats> {
+        let lock = self.lock_file(LOCK)?;
+        // Held through the write, so that no preview starts serving half way.
+        let _not_served = match owner {
+            Some(_) => None,
+            None => {
+                let mut watch = self.lock_file(OWNER)?;
+                if watch.try_lock_shared().is_err() {
+                    bail!("{}", self.owned_by_other(&mut watch));
+                }
+                Some(watch)
+            }
+        };
+        lock.lock().with_context(|| format!("locking {}", self.root.join(LOCK).display()))?;
+        // Again under the lock: another build may have written meanwhile.
+        self.check_contents()?;
+        let before = self.read_manifest()?;
+        let planned = self.plan(files, &before)?;
+        // Listed before anything is written, so that a build killed half way
+        // leaves only files the next build knows as its own.
+        let mut listed: BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        if let Manifest::Listed(old) = &before {
+            listed.extend(old.iter().map(String::as_str));
+        }
+        self.write_manifest(listed)?;
+        let stats = self.write_files(files, stamps)?;
+        let removed = self.remove_stale(files, &before, &planned)?;
+        self.write_manifest(files.iter().map(|f| f.rel.as_str()).collect())?;
+        Ok(WriteStats { removed, ..stats })
+    }
+
+    fn read_manifest(&self) -> Result<Manifest> {
+        let path = self.root.join(MARKER);
+        let bytes = match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Manifest::None),
+            _ => fsio::read_capped(&path, MANIFEST_CAP)?,
+        };
+        Ok(match serde_json::from_slice::<ManifestFile>(&bytes) {
+            Ok(m) => Manifest::Listed(m.files.into_iter().collect()),
+            Err(_) => Manifest::Unlisted,
+        })
+    }
+
+    fn write_manifest(&self, files: BTreeSet<&str>) -> Result<()> {
+        let manifest = ManifestFile { note: NOTE.into(), files: files.into_iter().map(String::from).collect() };
+        let mut text = serde_json::to_vec_pretty(&manifest).context("writing the manifest")?;
+        text.push(b'\n');
+        replace(&self.root.join(MARKER), &mut text.as_slice())
+    }
+
+    /// Check every path about to be written and make its folders: the
+    /// folders that will hold files, deepest last.
+    fn plan(&self, files: &[OutFile], before: &Manifest) -> Result<Vec<String>> {
+        let ours = |rel: &str| match before {
+            Manifest::Listed(list) => list.contains(rel),
+            Manifest::Unlisted => true,
+            Manifest::None => false,
+        };
+        let mut folders = BTreeSet::new();
+        for file in files {
+            check_rel(&file.rel)?;
+            let mut at = 0;
+            while let Some(i) = file.rel[at..].find('/') {
+                folders.insert(file.rel[..at + i].to_string());
+                at += i + 1;
+            }
+        }
+        let shown = |rel: &str| self.shown.join(rel).display().to_string();
+        // Shallowest first (a parent sorts before its children).
+        for folder in &folders {
+            let path = self.root.join(folder);
+            match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.is_dir() => {}
+                Ok(m) if m.file_type().is_symlink() => bail!(
+                    "{} is a symbolic link: publish never writes through one, since it may lead out of the site. \
+                     Remove it",
+                    shown(folder)
+                ),
+                Ok(_) if ours(folder) => std::fs::remove_file(&path)
+                    .and_then(|()| std::fs::create_dir(&path))
+                    .with_context(|| format!("replacing the file {} by a folder", shown(folder)))?,
+                Ok(_) => bail!("{} is a file that publish did not write, where the site needs a folder", shown(folder)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    std::fs::create_dir(&path).with_context(|| format!("creating {}", shown(folder)))?
+                }
+                Err(e) => return Err(e).with_context(|| format!("reading {}", shown(folder))),
+            }
+        }
+        for file in files {
+            match std::fs::symlink_metadata(self.root.join(&file.rel)) {
+                Ok(m) if m.file_type().is_symlink() => bail!(
+                    "{} is a symbolic link: publish never writes through one, since it may lead out of the site. \
+                     Remove it",
+                    shown(&file.rel)
+                ),
+                Ok(m) if m.is_dir() => bail!("{} is a folder where the site needs a file", shown(&file.rel)),
+                Ok(_) if !ours(&file.rel) => bail!(
+                    "{} exists and was not written by `vaultbench publish`: it is not replaced. Move it away",
+                    shown(&file.rel)
+                ),
+                _ => {}
+            }
+        }
+        Ok(folders.into_iter().collect())
+    }
+
+    fn write_files(&self, files: &[OutFile], stamps: &mut Stamps) -> Result<WriteStats> {
+        // Files are compared and written on every core: each is its own.
+        let known = &*stamps;
+        let outcomes: Vec<(PathBuf, bool, Option<Remembered>)> = files
+            .par_iter()
+            .map(|file| -> Result<_> {
+                let path = self.root.join(&file.rel);
+                let (changed, remembered) = write_one(&path, &file.data, known)?;
+                Ok((path, changed, remembered))
+            })
+            .collect::<Result<_>>()?;
+        let mut stats = WriteStats::default();
+        let mut now = Stamps(HashMap::new());
+        for (path, changed, remembered) in outcomes {
+            if changed {
+                stats.written += 1;
+            } else {
+                stats.unchanged += 1;
+            }
+            if let Some(remembered) = remembered {
+                now.0.insert(path, remembered);
+            }
+        }
+        *stamps = now;
+        Ok(stats)
+    }
+
+    /// Remove the files the last build listed that this one did not write,
+    /// then the folders they leave empty. A listed path that is now a link
+    /// or a folder is left alone: it is not what a build wrote.
+    fn remove_stale(&self, files: &[OutFile], before: &Manifest, folders: &[String]) -> Result<usize> {
+        let Manifest::Listed(old) = before else { return Ok(0) };
+        let keep: HashSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        let needed: HashSet<&str> = folders.iter().map(String::as_str).collect();
+        let mut removed = 0;
+        let mut emptied = BTreeSet::new();
+        for rel in old.iter().filter(|rel| !keep.contains(rel.as_str())) {
+            if check_rel(rel).is_err() || !self.real_folders_to(rel) {
+                continue;
+            }
+            let path = self.root.join(rel);
+            if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            match std::fs::remove_file(&path) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e).with_context(|| format!("removing the stale file {}", path.display())),
+            }
+            let mut at = rel.as_str();
+            while let Some(i) = at.rfind('/') {
+                at = &at[..i];
+                if !needed.contains(at) {
+                    emptied.insert(at.to_string());
+                }
+            }
+        }
+        // Deepest first; a folder that still has anything in it stays.
+        for folder in emptied.iter().rev() {
+            let _ = std::fs::remove_dir(self.root.join(folder));
+        }
+        Ok(removed)
+    }
+
+    /// Whether every folder on the way to `rel` is a real folder.
+    fn real_folders_to(&self, rel: &str) -> bool {
+        let mut path = self.root.clone();
+        let mut parts = rel.split('/').peekable();
+        while let Some(part) = parts.next() {
+            if parts.peek().is_none() {
+                return true;
+            }
+            path.push(part);
+            if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// An output path is relative, with plain `/`-separated names: never
+/// absolute, never `..`, `.` or empty, never the marker or lock files.
+fn check_rel(rel: &str) -> Result<()> {
+    let bad = rel.is_empty()
+        || rel.starts_with('/')
+        || rel.contains('\0')
+        || rel.split('/').any(|part| part.is_empty() || part == "." || part == "..")
+        || [MARKER, LOCK, OWNER].contains(&rel);
+    if bad {
+        return Err(anyhow!(
+            "the site would write the path {rel:?}, which is not a plain path inside the output folder"
+        ));
+    }
+    Ok(())
+}
+
+fn home() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    fsio::resolve(Path::new(&home)).ok()
+}
+
+/// Write one file unless it already holds `data`: whether it was written,
+/// and what to remember of a known file.
+fn write_one(path: &Path, data: &OutData, stamps: &Stamps) -> Result<(bool, Option<Remembered>)> {
+    Ok(match data {
+        OutData::Known { bytes, digest } => {
+            let known = stamps.0.get(path).filter(|(d, _)| d == digest).map(|(_, s)| *s);
+            let changed = (known.is_none() || known != stamp(path)) && !holds(path, bytes.as_bytes());
+            if changed {
+                replace(path, &mut bytes.as_bytes())?;
+            }
+            (changed, stamp(path).map(|s| (*digest, s)))
+        }
+        OutData::Bytes(bytes) => {
+            let changed = !holds(path, bytes);
+            if changed {
+                replace(path, &mut bytes.as_slice())?;
+            }
+            (changed, None)
+        }
+        OutData::Copy(src) => {
+            let open = || File::open(src).with_context(|| format!("reading {}", src.display()));
+            let source = open()?;
+            let len = source.metadata().with_context(|| format!("reading {}", src.display()))?.len();
+            let changed = !same_contents(path, len, source);
+            if changed {
+                replace(path, &mut open()?).with_context(|| format!("copying {}", src.display()))?;
+            }
+            (changed, None)
+        }
+    })
+}
+
+/// Whether the file at `path` holds exactly `bytes` (read whole: a page
+/// in memory is no larger than the file it is compared with).
+fn holds(path: &Path, bytes: &[u8]) -> bool {
+    let Ok(mut old) = File::open(path) else { return false };
+    if old.metadata().map(|m| m.len()).ok() != Some(bytes.len() as u64) {
+        return false;
+    }
+    let mut read = Vec::with_capacity(bytes.len() + 1);
+    old.read_to_end(&mut read).is_ok() && read == bytes
+}
+
+/// Whether the file at `path` holds exactly the `len` bytes `new` reads.
+fn same_contents(path: &Path, len: u64, new: impl Read) -> bool {
+    let Ok(old) = File::open(path) else { return false };
+    if old.metadata().map(|m| m.len()).ok() != Some(len) {
+        return false;
+    }
+    let (mut old, mut new) = (old, new);
+    let (mut a, mut b) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
+    loop {
+        let (Ok(n), Ok(m)) = (fill(&mut old, &mut a), fill(&mut new, &mut b)) else { return false };
+        if n != m || a[..n] != b[..m] {
+            return false;
+        }
+        if n < CHUNK {
+            return true;
+        }
+    }
+}
+
+const CHUNK: usize = 64 * 1024;
+
+/// Read until `buf` is full or the reader ends; the count read.
+fn fill(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Write through a temporary file and a rename, so readers see the old or
+/// the new file, never a part; the rename replaces the name, never what a
+/// link there would lead to. Not synced to disk: the site is rebuilt, not
+/// recovered. The folder exists ([`OutputDir::plan`] made it).
+fn replace(path: &Path, contents: &mut impl Read) -> Result<()> {
+    let dir = path.parent().expect("output files have a parent");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".publish.");
+    // A web server running as another user must read the site: the usual
+    // mode of a new file (0666 less the umask), not tempfile's private 0600.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp =
+        builder.tempfile_in(dir).with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    std::io::copy(contents, &mut tmp).with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path).map_err(|e| e.error).with_context(|| format!("replacing {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
