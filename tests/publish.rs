@@ -515,7 +515,7 @@ fn the_upstream_vitepress_corpus_publishes_with_no_vitepress_syntax_left() {
 /// HTML attribute text with its character references decoded (Tera writes
 /// `/` as `&#x2F;`): the site's own decoder.
 fn unescape_attr(s: &str) -> String {
-    vaultbench::publish::html::decode_entities(s)
+    vaultbench::publish::render::html::decode_entities(s)
 }
 
 /// Every `href` and `src` value in `html`.

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{PublishOptions, WatchOptions};
+use crate::publish::{PublishOptions, WatchOptions};
 
 /// Build the docs site: the Markdown pages of --docs as HTML in --out, with
 /// the results table, a page per baseline, the task matrix, the solve^k

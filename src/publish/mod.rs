@@ -14,25 +14,12 @@
 //! (`report` does); it shows the figures the baselines carry.
 
 pub mod args;
-pub mod baselines;
-pub mod charts;
-pub mod compare;
-pub mod config;
-pub mod content;
 pub mod digest;
-pub mod highlight;
-pub mod history;
-pub mod html;
-pub mod links;
-pub mod markdown;
-pub mod results;
-pub mod runs;
-pub mod search;
+pub mod load;
+pub mod model;
+pub mod render;
 mod serve;
 pub mod site;
-pub mod templates;
-pub mod transcripts;
-pub mod vitepress;
 pub mod watch;
 pub mod write;
 
@@ -69,7 +56,7 @@ impl Default for PublishOptions {
             suite: "evals".into(),
             out: "site".into(),
             templates: "templates".into(),
-            config: config::DEFAULT_FILE.into(),
+            config: load::config::DEFAULT_FILE.into(),
             strict: false,
         }
     }

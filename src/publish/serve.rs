@@ -35,8 +35,8 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::BroadcastStream;
 use tower_http::services::{ServeDir, ServeFile};
 
-use super::markdown::escape_html;
-use super::write::OutputDir;
+use crate::publish::render::escape::escape_html;
+use crate::publish::write::OutputDir;
 
 pub const EVENTS_PATH: &str = "/__vaultbench/events";
 pub const SCRIPT_PATH: &str = "/__vaultbench/livereload.js";

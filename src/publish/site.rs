@@ -14,24 +14,27 @@ use rayon::prelude::*;
 use serde::Serialize;
 use tera::{Context, Value};
 
-use super::baselines::{self, Baseline};
-use super::compare::{self, PairPage};
-use super::config::{self, SiteConfig};
-use super::content::{self, Content, Outline, Page};
-use super::digest::Digest;
-use super::highlight;
-use super::history::{self, Dates};
-use super::html::{self, OutlineLevels};
-use super::links::{self, SiteIndex};
-use super::markdown;
-use super::results::{self, BaselineView, SuiteView};
-use super::runs::{RunView, TaskPage};
-use super::search::{self, SearchIndex};
-use super::templates::{self, StaticFile, Templates};
-use super::transcripts::{self, TranscriptView, Transcripts};
-use super::vitepress;
-use super::write::{self, OutData, OutFile, OutputDir, Ownership, WriteStats};
-use super::{BuildReport, PublishOptions, Warning};
+use crate::publish::digest::Digest;
+use crate::publish::load::baselines::{self, Baseline};
+use crate::publish::load::config::{self, SiteConfig};
+use crate::publish::load::content::{self, Content, Outline, Page};
+use crate::publish::load::dates::{self, Dates};
+use crate::publish::model::baseline::BaselineView;
+use crate::publish::model::compare::{self, PairPage};
+use crate::publish::model::results::{self, SuiteView};
+use crate::publish::model::runs::{RunView, TaskPage};
+use crate::publish::model::transcripts::{self, TranscriptView, Transcripts};
+use crate::publish::render::escape::escape_html;
+use crate::publish::render::highlight;
+use crate::publish::render::html::{self, OutlineLevels};
+use crate::publish::render::links::{self, SiteIndex};
+use crate::publish::render::markdown;
+use crate::publish::render::search::{self, SearchIndex};
+use crate::publish::render::templates::{self, StaticFile, Templates};
+use crate::publish::render::url;
+use crate::publish::render::vitepress;
+use crate::publish::write::{self, OutData, OutFile, OutputDir, Ownership, WriteStats};
+use crate::publish::{BuildReport, PublishOptions, Warning};
 use crate::report::evidence;
 use crate::suite::{Severity, Suite};
 
@@ -99,7 +102,7 @@ pub struct Site {
     suite: SuiteView,
     suite_warnings: Vec<Warning>,
     /// "Last updated" dates of the docs pages.
-    history: Dates,
+    dates: Dates,
     /// The task, transcript and pair pages of the last build, kept for the
     /// next one when rebuilding (`--watch`; see [`Site::keep_pages`]).
     kept: Mutex<Option<KeptPages>>,
@@ -289,8 +292,8 @@ impl Site {
         // The git history, the suite and the baselines with their evidence
         // load on their own threads while the pages and templates load here.
         std::thread::scope(|scope| {
-            let history =
-                scope.spawn(|| if config.last_updated { history::last_updated(&options.docs) } else { Dates::new() });
+            let dates =
+                scope.spawn(|| if config.last_updated { dates::last_updated(&options.docs) } else { Dates::new() });
             let suite = scope.spawn(|| load_suite(&options.suite));
             let data = scope.spawn(|| -> Result<_> {
                 let (baselines, warnings) = baselines::load_dir(&options.baselines)?;
@@ -303,7 +306,7 @@ impl Site {
             let templates = templates::load(&options.templates)?;
             let (baselines, baseline_warnings, evidence) = data.join().expect("loading baselines does not panic")?;
             let (suite, suite_warnings) = suite.join().expect("loading the suite does not panic");
-            let history = history.join().unwrap_or_default();
+            let dates = dates.join().unwrap_or_default();
             Ok(Site {
                 options: options.clone(),
                 config: config.clone(),
@@ -314,7 +317,7 @@ impl Site {
                 evidence,
                 suite,
                 suite_warnings,
-                history,
+                dates,
                 kept: Mutex::new(None),
                 stamps: write::Stamps::default(),
                 derived: results::Derived::default(),
@@ -360,7 +363,7 @@ impl Site {
     /// hold on the folder, if it serves it (`--watch`).
     pub fn write(&mut self, built: &Built, out: &OutputDir, owner: Option<&Ownership>) -> Result<WriteStats> {
         let written = out.write(&built.files, &mut self.stamps, owner)?;
-        super::highlight::save_cache();
+        crate::publish::render::highlight::save_cache();
         Ok(written)
     }
 
@@ -414,11 +417,11 @@ impl Site {
         let mut errors: Vec<String> = Vec::new();
         let mut written_by: HashMap<String, String> = HashMap::new();
         for out in &generated {
-            written_by.insert(links::output_path(out, clean), "a generated page".into());
+            written_by.insert(url::output_path(out, clean), "a generated page".into());
         }
         written_by.insert(NOT_FOUND_PAGE.into(), "the generated 404 page".into());
         for page in &self.content.pages {
-            let out = links::output_path(&page.out, clean);
+            let out = url::output_path(&page.out, clean);
             if let Some(other) = written_by.insert(out.clone(), page.file.display().to_string()) {
                 errors.push(format!(
                     "{}: this page would be published at {out}, which is also {other}; rename one of them",
@@ -510,7 +513,7 @@ impl Site {
                 archive.and_then(|a| std::fs::symlink_metadata(&a).ok().filter(|m| m.is_file()).map(|m| (a, m)))
             {
                 let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
-                let href = links::href(&links::relative_from(&links::output_path(url, clean), &rel));
+                let href = url::href(&url::relative_from(&url::output_path(url, clean), &rel));
                 evidence = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
                 files.push(OutFile { rel, data: OutData::Copy(archive) });
             }
@@ -612,11 +615,11 @@ impl Site {
             }
             let digest = digests.map(|(_, data)| data);
             if page.searched {
-                search.add(&page.title, &links::href_path(&page.url, clean), sections);
+                search.add(&page.title, &url::href_path(&page.url, clean), sections);
                 sitemap.push(page.url.clone());
             }
             // Static hosts look for the 404 page at the root, whatever the URL style.
-            let rel = if page.url == NOT_FOUND_PAGE { page.url.clone() } else { links::output_path(&page.url, clean) };
+            let rel = if page.url == NOT_FOUND_PAGE { page.url.clone() } else { url::output_path(&page.url, clean) };
             let data = match digest {
                 Some(digest) => OutData::Known { bytes: html, digest },
                 None => OutData::Bytes(Arc::unwrap_or_clone(html).into_bytes()),
@@ -626,7 +629,7 @@ impl Site {
         files.push(OutFile { rel: search::INDEX_FILE.into(), data: OutData::Bytes(search.to_script().into_bytes()) });
         if let Some(url) = &self.config.url {
             let dates: HashMap<String, &String> =
-                self.content.pages.iter().filter_map(|p| Some((p.out.clone(), self.history.get(&p.rel)?))).collect();
+                self.content.pages.iter().filter_map(|p| Some((p.out.clone(), self.dates.get(&p.rel)?))).collect();
             let xml = sitemap_xml(url, &sitemap, clean, &dates);
             files.push(OutFile { rel: SITEMAP_FILE.into(), data: OutData::Bytes(xml.into_bytes()) });
         }
@@ -734,8 +737,7 @@ impl Site {
                 let edit_url = self.config.edit_url.as_ref().filter(|_| docs.edit_link).map(|template| {
                     template.replace("{path}", &utf8_percent_encode(&docs.rel, PATH_IN_URL).to_string())
                 });
-                let last_updated =
-                    self.history.get(&docs.rel).filter(|_| self.config.last_updated && docs.last_updated);
+                let last_updated = self.dates.get(&docs.rel).filter(|_| self.config.last_updated && docs.last_updated);
                 let info = PageInfo {
                     description: r.description.as_deref().or(self.config.description.as_deref()),
                     permalink: self.permalink(url),
@@ -798,14 +800,14 @@ impl Site {
     fn context(&self, url: &str, info: &PageInfo) -> Context {
         let mut ctx = Context::new();
         ctx.insert("page", info);
-        ctx.insert("root", &links::root_of(&links::output_path(url, self.config.clean_urls)));
+        ctx.insert("root", &url::root_of(&url::output_path(url, self.config.clean_urls)));
         ctx
     }
 
     /// The public address of the page at `url`, when the site's is configured.
     fn permalink(&self, url: &str) -> Option<String> {
         let base = self.config.url.as_ref()?;
-        Some(format!("{base}{}", links::href_path(url, self.config.clean_urls)))
+        Some(format!("{base}{}", url::href_path(url, self.config.clean_urls)))
     }
 
     /// One docs page to HTML: template expressions, VitePress constructs,
@@ -818,7 +820,7 @@ impl Site {
             pending: Vec::new(),
             anchors: HashSet::new(),
         };
-        let root = links::root_of(&links::output_path(&page.out, self.config.clean_urls));
+        let root = url::root_of(&url::output_path(&page.out, self.config.clean_urls));
         let text = match self.expand(page, &root) {
             Ok(t) => t,
             Err(e) => {
@@ -1158,7 +1160,7 @@ fn sitemap_xml(base: &str, pages: &[String], clean: bool, dates: &HashMap<String
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
     );
     for page in pages {
-        let loc = markdown::escape_html(&format!("{base}{}", links::href_path(page, clean)));
+        let loc = escape_html(&format!("{base}{}", url::href_path(page, clean)));
         match dates.get(page) {
             Some(date) => xml.push_str(&format!("<url><loc>{loc}</loc><lastmod>{date}</lastmod></url>\n")),
             None => xml.push_str(&format!("<url><loc>{loc}</loc></url>\n")),

@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use notify::RecursiveMode;
 
-use super::serve::{self, ServerState};
-use super::site::{ChangeKind, Site};
-use super::write::{OutputDir, Ownership};
-use super::{BuildReport, PublishOptions, Warning};
-use crate::publish::content;
+use crate::publish::load::content;
+use crate::publish::serve::{self, ServerState};
+use crate::publish::site::{ChangeKind, Site};
+use crate::publish::write::{OutputDir, Ownership};
+use crate::publish::{BuildReport, PublishOptions, Warning};
 
 #[derive(Debug, Clone)]
 pub struct WatchOptions {
@@ -209,7 +209,8 @@ pub fn run(options: PublishOptions, watch: WatchOptions, notify: &mut dyn FnMut(
     let (tx, rx) = mpsc::channel::<LoopEvent>();
 
     // The first build; a failure is shown, not fatal.
-    let base_path = crate::publish::config::load(&options.config).map(|c| c.base_path).unwrap_or_else(|_| "/".into());
+    let base_path =
+        crate::publish::load::config::load(&options.config).map(|c| c.base_path).unwrap_or_else(|_| "/".into());
     let state = ServerState::new(base_path.clone());
     let mut builder = Rebuilder { options: options.clone(), out, owner, site: None, stale: BTreeSet::new(), build: 0 };
     builder.rebuild(&[ChangeKind::Config], &state, notify, false);

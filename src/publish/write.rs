@@ -52,6 +52,9 @@ pub const LOCK: &str = ".vaultbench-site.lock";
 /// The lock file a `publish --watch` holds while it serves the folder.
 pub const OWNER: &str = ".vaultbench-site.watch";
 
+/// The start of the name of a file being written.
+const TEMP_PREFIX: &str = ".publish.";
+
 /// Most bytes of a manifest read (about a million file names).
 const MANIFEST_CAP: u64 = 256 << 20;
 
@@ -216,7 +219,10 @@ impl OutputDir {
             bail!("the output {} is a file, not a folder: choose another --out", self.named());
         }
         let mut entries = std::fs::read_dir(&self.root).with_context(|| format!("reading {}", self.named()))?;
-        let empty = entries.all(|e| e.is_ok_and(|e| [LOCK, OWNER].contains(&e.file_name().to_str().unwrap_or(""))));
+        // Its own lock files and a marker being written (a temporary file)
+        // are what another build leaves in a folder it is starting.
+        let own = |name: &str| [LOCK, OWNER].contains(&name) || name.starts_with(TEMP_PREFIX);
+        let empty = entries.all(|e| e.is_ok_and(|e| own(e.file_name().to_str().unwrap_or(""))));
         let marker = std::fs::symlink_metadata(self.root.join(MARKER));
         if !empty && !marker.as_ref().is_ok_and(|m| m.is_file()) {
             bail!(
@@ -299,14 +305,18 @@ impl OutputDir {
         // Again under the lock: another build may have written meanwhile.
         self.check_contents()?;
         let before = self.read_manifest()?;
-        let planned = self.plan(files, &before)?;
-        // Listed before anything is written, so that a build killed half way
-        // leaves only files the next build knows as its own.
+        for file in files {
+            check_rel(&file.rel)?;
+        }
+        // Listed before anything is made, so that a build killed half way
+        // leaves only files the next build knows as its own, and so that
+        // the folder is never without its marker once it holds anything.
         let mut listed: BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
         if let Manifest::Listed(old) = &before {
             listed.extend(old.iter().map(String::as_str));
         }
         self.write_manifest(listed)?;
+        let planned = self.plan(files, &before)?;
         let stats = self.write_files(files, stamps)?;
         let removed = self.remove_stale(files, &before, &planned)?;
         self.write_manifest(files.iter().map(|f| f.rel.as_str()).collect())?;
@@ -342,7 +352,6 @@ impl OutputDir {
         };
         let mut folders = BTreeSet::new();
         for file in files {
-            check_rel(&file.rel)?;
             let mut at = 0;
             while let Some(i) = file.rel[at..].find('/') {
                 folders.insert(file.rel[..at + i].to_string());
@@ -575,7 +584,7 @@ fn fill(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 fn replace(path: &Path, contents: &mut impl Read) -> Result<()> {
     let dir = path.parent().expect("output files have a parent");
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".publish.");
+    builder.prefix(TEMP_PREFIX);
     // A web server running as another user must read the site: the usual
     // mode of a new file (0666 less the umask), not tempfile's private 0600.
     #[cfg(unix)]

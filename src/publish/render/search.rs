@@ -13,7 +13,7 @@
 
 use serde::Serialize;
 
-use super::html::Section;
+use crate::publish::render::html::Section;
 
 /// The file the index is written to, from the site root.
 pub const INDEX_FILE: &str = "search-index.js";

@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::baselines::{Baseline, DetailsHeadline, MatcherHeadline, RunHeadline, TaskHeadline};
-use super::results::{CatalogTask, MISSING, SuiteView, UNKNOWN, number, rate};
-use super::transcripts::{self, Transcripts};
-use crate::jsnum;
+use crate::publish::load::baselines::{Baseline, DetailsHeadline, MatcherHeadline, RunHeadline, TaskHeadline};
+use crate::publish::model::display::{MISSING, Shown, UNKNOWN, number, rate, seconds};
+use crate::publish::model::results::{CatalogTask, SuiteView};
+use crate::publish::model::transcripts::{self, Transcripts};
 
 /// The longest task key in a page's file name.
 const MAX_KEY: usize = 80;
@@ -33,24 +33,6 @@ const VALUE_CHARS: usize = 2_000;
 const MAX_LISTED: usize = 200;
 /// Runs per task shown (a malformed count must not make a huge page).
 const MAX_RUNS: usize = 100;
-
-/// A text as a page shows it: whole when short, else its start and how
-/// much was left out.
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
-pub struct Shown {
-    pub text: String,
-    /// Characters left out, when cut.
-    pub omitted: usize,
-}
-
-impl Shown {
-    pub fn new(text: &str, max: usize) -> Shown {
-        match text.char_indices().nth(max) {
-            Some((cut, _)) => Shown { text: text[..cut].to_string(), omitted: text[cut..].chars().count() },
-            None => Shown { text: text.to_string(), omitted: 0 },
-        }
-    }
-}
 
 /// Each task id as a file name, unique within the baseline: characters
 /// outside `[A-Za-z0-9_-]` become `-`, at most [`MAX_KEY`] long, and a
@@ -506,11 +488,6 @@ fn shorten_list(items: &[String]) -> String {
     if more > 0 { format!("{} and {more} more", shown.join(", ")) } else { shown.join(", ") }
 }
 
-/// `12.3 s` from milliseconds.
-pub fn seconds(ms: f64) -> String {
-    format!("{} s", jsnum::to_fixed(ms / 1000.0, 1))
-}
-
 /// Solve figures per category, in order of first appearance.
 fn categories(tasks: &[TaskHeadline]) -> Vec<CategoryRow> {
     #[derive(Default)]
@@ -558,7 +535,7 @@ fn categories(tasks: &[TaskHeadline]) -> Vec<CategoryRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::publish::baselines;
+    use crate::publish::load::baselines;
     use std::path::PathBuf;
 
     fn baseline(json: &str) -> Baseline {

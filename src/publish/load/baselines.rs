@@ -19,8 +19,8 @@ use indexmap::IndexMap;
 use rayon::prelude::*;
 use serde::Deserialize;
 
-use super::Warning;
 use crate::fsio;
+use crate::publish::Warning;
 
 /// The headline part of a result/baseline file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -255,7 +255,7 @@ pub fn load_dir_reusing(dir: &Path, previous: &[Baseline]) -> Result<(Vec<Baseli
 fn parse_files(files: &[PathBuf], known: &HashMap<(&Path, u64), &Headline>) -> Vec<Result<(Headline, u64), String>> {
     let one = |path: &PathBuf| -> Result<(Headline, u64), String> {
         let text = fsio::read_text_plain(path).map_err(|e| format!("cannot read: {e}"))?;
-        let digest = super::digest::of_bytes(text.as_bytes());
+        let digest = crate::publish::digest::of_bytes(text.as_bytes());
         if let Some(&headline) = known.get(&(path.as_path(), digest)) {
             return Ok((headline.clone(), digest));
         }

@@ -47,7 +47,7 @@ use syntect::highlighting::{
 use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
-use super::markdown::escape_html;
+use crate::publish::render::escape::escape_html;
 
 /// Token classes: (class suffix, the scope selectors that give it). The
 /// stylesheet (`hl-*` rules) colours each one.
@@ -293,7 +293,8 @@ impl Drop for Running {
 /// once rather than wait for one another. Blocks already known are skipped.
 pub fn prepare(pages: Vec<String>) {
     std::thread::spawn(move || {
-        let blocks = pending_blocks(pages.iter().flat_map(|text| super::markdown::fenced_blocks(text)));
+        let blocks =
+            pending_blocks(pages.iter().flat_map(|text| crate::publish::render::markdown::fenced_blocks(text)));
         if blocks.is_empty() {
             return;
         }
@@ -537,7 +538,7 @@ mod tests {
                 .into(),
         );
         let blocks: Vec<(String, String)> =
-            pages.iter().flat_map(|p| crate::publish::markdown::code_blocks(p)).collect();
+            pages.iter().flat_map(|p| crate::publish::render::markdown::code_blocks(p)).collect();
         let wanted: Vec<&(String, String)> =
             blocks.iter().filter(|(l, c)| !PLAIN.contains(&l.as_str()) && c.len() <= MAX_BYTES).collect();
         assert!(wanted.iter().any(|(l, _)| l == "ts"), "the sample page's blocks are found");

@@ -22,39 +22,39 @@ use std::sync::{Arc, Mutex, RwLock};
 use anyhow::{Context, Result};
 use tera::{Kwargs, State, Tera, Value};
 
-use super::content::{self, Asset};
-use super::links;
+use crate::publish::load::content::{self, Asset};
+use crate::publish::render::url;
 
 /// Every built-in template, by name.
 pub const BUILT_IN: &[(&str, &str)] = &[
-    ("base.html", include_str!("../../templates/base.html")),
-    ("page.html", include_str!("../../templates/page.html")),
-    ("home.html", include_str!("../../templates/home.html")),
-    ("404.html", include_str!("../../templates/404.html")),
-    ("results.html", include_str!("../../templates/results.html")),
-    ("baseline.html", include_str!("../../templates/baseline.html")),
-    ("matrix.html", include_str!("../../templates/matrix.html")),
-    ("catalog.html", include_str!("../../templates/catalog.html")),
-    ("task.html", include_str!("../../templates/task.html")),
-    ("transcript.html", include_str!("../../templates/transcript.html")),
-    ("compare.html", include_str!("../../templates/compare.html")),
-    ("pair.html", include_str!("../../templates/pair.html")),
-    ("partials/line_chart.html", include_str!("../../templates/partials/line_chart.html")),
-    ("partials/folded.html", include_str!("../../templates/partials/folded.html")),
-    ("partials/nav.html", include_str!("../../templates/partials/nav.html")),
-    ("partials/header.html", include_str!("../../templates/partials/header.html")),
-    ("partials/page_footer.html", include_str!("../../templates/partials/page_footer.html")),
-    ("partials/results_table.html", include_str!("../../templates/partials/results_table.html")),
-    ("partials/results_chart.html", include_str!("../../templates/partials/results_chart.html")),
-    ("partials/task_matrix.html", include_str!("../../templates/partials/task_matrix.html")),
-    ("partials/task_catalog.html", include_str!("../../templates/partials/task_catalog.html")),
+    ("base.html", include_str!("../../../templates/base.html")),
+    ("page.html", include_str!("../../../templates/page.html")),
+    ("home.html", include_str!("../../../templates/home.html")),
+    ("404.html", include_str!("../../../templates/404.html")),
+    ("results.html", include_str!("../../../templates/results.html")),
+    ("baseline.html", include_str!("../../../templates/baseline.html")),
+    ("matrix.html", include_str!("../../../templates/matrix.html")),
+    ("catalog.html", include_str!("../../../templates/catalog.html")),
+    ("task.html", include_str!("../../../templates/task.html")),
+    ("transcript.html", include_str!("../../../templates/transcript.html")),
+    ("compare.html", include_str!("../../../templates/compare.html")),
+    ("pair.html", include_str!("../../../templates/pair.html")),
+    ("partials/line_chart.html", include_str!("../../../templates/partials/line_chart.html")),
+    ("partials/folded.html", include_str!("../../../templates/partials/folded.html")),
+    ("partials/nav.html", include_str!("../../../templates/partials/nav.html")),
+    ("partials/header.html", include_str!("../../../templates/partials/header.html")),
+    ("partials/page_footer.html", include_str!("../../../templates/partials/page_footer.html")),
+    ("partials/results_table.html", include_str!("../../../templates/partials/results_table.html")),
+    ("partials/results_chart.html", include_str!("../../../templates/partials/results_chart.html")),
+    ("partials/task_matrix.html", include_str!("../../../templates/partials/task_matrix.html")),
+    ("partials/task_catalog.html", include_str!("../../../templates/partials/task_catalog.html")),
 ];
 
 /// Built-in static files, by path under the site root.
 pub const BUILT_IN_STATIC: &[(&str, &str)] = &[
-    ("static/style.css", include_str!("../../templates/static/style.css")),
-    ("static/site.js", include_str!("../../templates/static/site.js")),
-    ("static/favicon.svg", include_str!("../../templates/static/favicon.svg")),
+    ("static/style.css", include_str!("../../../templates/static/style.css")),
+    ("static/site.js", include_str!("../../../templates/static/site.js")),
+    ("static/favicon.svg", include_str!("../../../templates/static/favicon.svg")),
 ];
 
 /// The functions pages can call, each backed by the partial of the same name.
@@ -110,16 +110,16 @@ fn root_of(state: &State) -> String {
 }
 
 /// `path` (from the site root) linked from the page being rendered; each
-/// segment percent-encoded by `links::href`, so a baseline named
+/// segment percent-encoded by `url::href`, so a baseline named
 /// `javascript:x` gives a harmless relative link.
 fn url_filter(path: &str, _: Kwargs, state: &State) -> String {
     let clean = state.get::<bool>("clean_urls").ok().flatten().unwrap_or(false);
-    let target = links::href_path(path, clean);
+    let target = url::href_path(path, clean);
     let root = root_of(state);
     match (root.is_empty(), target.is_empty()) {
         (true, true) => "./".into(),
         (false, true) => root,
-        _ => format!("{root}{}", links::href(&target)),
+        _ => format!("{root}{}", url::href(&target)),
     }
 }
 
@@ -187,7 +187,7 @@ pub struct Templates {
 pub fn load(dir: &Path) -> Result<Templates> {
     let fragments: Fragments = Arc::default();
     let mut tera = Tera::new();
-    tera.set_escape_fn(super::markdown::escape_html_to);
+    tera.set_escape_fn(crate::publish::render::escape::escape_html_to);
     for &name in FUNCTIONS {
         let store = Arc::clone(&fragments);
         tera.register_function(name, move |_: Kwargs, state: &State| {
@@ -233,7 +233,7 @@ pub fn load(dir: &Path) -> Result<Templates> {
         anyhow::anyhow!("{}", describe_error(&e, &origin))
     })?;
     let static_files = load_static(dir)?;
-    let mut digest = super::digest::Digest::default();
+    let mut digest = crate::publish::digest::Digest::default();
     for (name, text) in &named {
         digest.text(name);
         digest.text(text);

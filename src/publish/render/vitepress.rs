@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use super::markdown::escape_html;
+use crate::publish::render::escape::escape_html;
 
 /// What a container renders as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,8 +19,9 @@ use std::ops::Range;
 
 use pulldown_cmark::{BlockQuoteKind, CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 
-use super::highlight;
-use super::vitepress::{CalloutKind, Container};
+use crate::publish::render::escape::escape_html;
+use crate::publish::render::highlight;
+use crate::publish::render::vitepress::{CalloutKind, Container};
 
 /// The Markdown dialect of docs pages.
 pub fn options() -> Options {
@@ -431,43 +432,6 @@ pub fn vitepress_slug(title: &str) -> String {
     if slug.starts_with(|c: char| c.is_ascii_digit()) { format!("_{slug}") } else { slug.to_string() }
 }
 
-/// Escape text for HTML element content and quoted attribute values.
-pub fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let pushed: Result<(), std::convert::Infallible> = escaped_pieces(s, |piece| {
-        out.push_str(piece);
-        Ok(())
-    });
-    let Ok(()) = pushed;
-    out
-}
-
-/// [`escape_html`] written to `out`: Tera's escape function, so that every
-/// value a template prints is escaped alike (and in runs, not byte by byte).
-pub fn escape_html_to(s: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    escaped_pieces(s, |piece| out.write_all(piece.as_bytes()))
-}
-
-/// `s` as pieces: runs of text without `&<>"'`, and the entity of each of those.
-fn escaped_pieces<E>(s: &str, mut piece: impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
-    let mut last = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let entity = match b {
-            b'&' => "&amp;",
-            b'<' => "&lt;",
-            b'>' => "&gt;",
-            b'"' => "&quot;",
-            b'\'' => "&#39;",
-            _ => continue,
-        };
-        // The five are ASCII, so `i` is a character boundary.
-        piece(&s[last..i])?;
-        piece(entity)?;
-        last = i + 1;
-    }
-    piece(&s[last..])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -550,8 +514,9 @@ mod tests {
         );
         assert!(r.html.contains("<em>gap</em>"), "{}", r.html);
         assert!(r.html.contains("<blockquote>\n<p>plain quote</p>\n</blockquote>"), "{}", r.html);
-        let prepared =
-            super::super::vitepress::prepare("::: details More <info>\nHidden.\n:::\n\n::: tip\n> inner quote\n:::\n");
+        let prepared = crate::publish::render::vitepress::prepare(
+            "::: details More <info>\nHidden.\n:::\n\n::: tip\n> inner quote\n:::\n",
+        );
         let r = render(&prepared.text, &prepared.containers, &mut |_, _| None);
         assert!(r.html.contains("<details class=\"callout callout-details\"><summary>More &lt;info&gt;</summary>\n<p>Hidden.</p>\n</details>"), "{}", r.html);
         assert!(r.html.contains("<div class=\"callout callout-tip\" role=\"note\"><p class=\"callout-title\">Tip</p>\n<blockquote>\n<p>inner quote</p>\n</blockquote>\n</div>"), "{}", r.html);

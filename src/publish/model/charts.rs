@@ -78,7 +78,7 @@ fn px(x: f64) -> f64 {
 }
 
 fn shorten(s: &str) -> String {
-    super::results::shorten(s, LABEL_CHARS)
+    crate::publish::model::display::shorten(s, LABEL_CHARS)
 }
 
 /// Grid lines at 0, 25, 50, 75 and 100%.

@@ -13,7 +13,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::results::Row;
+use crate::publish::model::table::Row;
 use crate::stats::{self, Paired, Settings, TaskCounts};
 
 pub const INDEX_PAGE: &str = "compare.html";
@@ -235,7 +235,9 @@ fn page(a: &Entry, b: &Entry, settings: &Settings) -> PairPage {
                 a_page: a.pages.get(&t.id).cloned(),
                 b_page: b.pages.get(&t.id).cloned(),
                 p: stats::format_p(s.p_two_sided),
-                p_adjusted: s.p_two_sided_adjusted.map_or_else(|| super::results::MISSING.into(), stats::format_p),
+                p_adjusted: s
+                    .p_two_sided_adjusted
+                    .map_or_else(|| crate::publish::model::display::MISSING.into(), stats::format_p),
                 significant,
                 better: if gap > 0.0 { "b" } else { "a" },
             },

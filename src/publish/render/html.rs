@@ -20,7 +20,7 @@
 
 use std::borrow::Cow;
 
-use super::markdown::escape_html;
+use crate::publish::render::escape::escape_html;
 
 /// Where a template wants the outline.
 pub const OUTLINE_MARKER: &str = "<!--vaultbench:outline-->";

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::runs::{Shown, seconds};
+use crate::publish::model::display::{Shown, seconds};
 use crate::report::evidence;
 
 /// One transcript entry larger than this is not shown (ours are a few
@@ -139,7 +139,7 @@ pub struct CallView {
 pub fn file_digest(path: &Path) -> std::io::Result<u64> {
     use std::io::Read;
     let mut file = std::fs::File::open(path)?;
-    let mut digest = super::digest::Digest::default();
+    let mut digest = crate::publish::digest::Digest::default();
     let mut chunk = vec![0u8; 64 << 10];
     loop {
         match file.read(&mut chunk)? {
@@ -196,7 +196,7 @@ pub fn load(path: &Path) -> Result<Transcripts> {
 
 /// One transcript file as a view; a file that is not a transcript says why.
 pub fn view(bytes: &[u8]) -> TranscriptView {
-    TranscriptView { digest: super::digest::of_bytes(bytes), ..parsed_view(bytes) }
+    TranscriptView { digest: crate::publish::digest::of_bytes(bytes), ..parsed_view(bytes) }
 }
 
 fn parsed_view(bytes: &[u8]) -> TranscriptView {

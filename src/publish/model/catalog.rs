@@ -1,0 +1,79 @@
+//! The task catalog: the current suite as the site sees it, a line per
+//! task with its tier, category, request and checks.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::format::task::{Matcher, Task};
+
+/// The current suite as the site sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteView {
+    /// The tasks folder, for messages (`evals/tasks`).
+    pub folder: String,
+    /// `ok`, `empty` (no task files) or `invalid` (tasks that do not load).
+    pub status: &'static str,
+    /// Problems when `invalid`, one line each.
+    pub problems: Vec<String>,
+    pub tasks: Vec<CatalogTask>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogTask {
+    pub id: String,
+    pub tier: String,
+    pub category: String,
+    pub description: String,
+    pub expected_tools: Vec<String>,
+    pub forbidden_tools: Vec<String>,
+    pub tool_call_budget: Option<u32>,
+    pub matchers: String,
+    pub assertions: usize,
+}
+
+impl SuiteView {
+    pub fn from_tasks(folder: String, tasks: &[Task]) -> SuiteView {
+        let mut tasks: Vec<CatalogTask> = tasks
+            .iter()
+            .map(|t| CatalogTask {
+                id: t.id.clone(),
+                tier: t.difficulty.to_string(),
+                category: t.category.clone(),
+                description: t.description.clone(),
+                expected_tools: t.expected_tools.clone(),
+                forbidden_tools: t.forbidden_tools.clone(),
+                tool_call_budget: t.tool_call_budget,
+                matchers: matcher_summary(&t.output_matchers),
+                assertions: t.vault_assertions.len(),
+            })
+            .collect();
+        tasks.sort_by(|a, b| (&a.tier, &a.id).cmp(&(&b.tier, &b.id)));
+        SuiteView { folder, status: "ok", problems: Vec::new(), tasks }
+    }
+
+    pub fn empty(folder: String) -> SuiteView {
+        SuiteView { folder, status: "empty", problems: Vec::new(), tasks: Vec::new() }
+    }
+
+    pub fn invalid(folder: String, problems: Vec<String>) -> SuiteView {
+        SuiteView { folder, status: "invalid", problems, tasks: Vec::new() }
+    }
+
+    pub fn ids(&self) -> Option<BTreeSet<&str>> {
+        (self.status == "ok").then(|| self.tasks.iter().map(|t| t.id.as_str()).collect())
+    }
+}
+
+pub fn matcher_summary(matchers: &[Matcher]) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in matchers {
+        let name = match m {
+            Matcher::Contains { .. } => "contains",
+            Matcher::Regex { .. } => "regex",
+            Matcher::Judge { .. } => "judge",
+        };
+        *counts.entry(name).or_default() += 1;
+    }
+    counts.iter().map(|(k, n)| if *n == 1 { k.to_string() } else { format!("{k} ×{n}") }).collect::<Vec<_>>().join(", ")
+}
