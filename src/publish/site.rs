@@ -302,7 +302,8 @@ impl Site {
             });
             let content = content::load(&options.docs)?;
             // Code blocks highlight in the background while the rest loads.
-            highlight::prepare(content.pages.iter().map(|p| p.body.clone()).collect());
+            let bodies: Vec<String> = content.pages.iter().map(|p| p.body.clone()).collect();
+            highlight::prepare(move || bodies.iter().flat_map(|text| markdown::fenced_blocks(text)).collect());
             let templates = templates::load(&options.templates)?;
             let (baselines, baseline_warnings, evidence) = data.join().expect("loading baselines does not panic")?;
             let (suite, suite_warnings) = suite.join().expect("loading the suite does not panic");

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::publish::load::baselines::{Baseline, DetailsHeadline, MatcherHeadline, RunHeadline, TaskHeadline};
+use crate::publish::model::catalog::{CatalogTask, SuiteView};
 use crate::publish::model::display::{MISSING, Shown, UNKNOWN, number, rate, seconds};
-use crate::publish::model::results::{CatalogTask, SuiteView};
 use crate::publish::model::transcripts::{self, Transcripts};
 
 /// The longest task key in a page's file name.

@@ -284,17 +284,16 @@ impl Drop for Running {
     }
 }
 
-/// Start highlighting the code blocks of `pages` (Markdown texts) on
-/// background threads, one per processor, so that grammars compile while
+/// Start highlighting the `(language, code)` blocks that `blocks` finds
+/// on background threads, one per processor, so that grammars compile while
 /// the rest of the site loads; `highlight` then finds the blocks done, or
-/// waits for the one under way. The pages are read for their blocks on
-/// the first of those threads, not the caller's. The first block of each
-/// language goes first, so that the threads compile different grammars at
-/// once rather than wait for one another. Blocks already known are skipped.
-pub fn prepare(pages: Vec<String>) {
+/// waits for the one under way. `blocks` runs on the first of those
+/// threads, not the caller's. The first block of each language goes first,
+/// so that the threads compile different grammars at once rather than wait
+/// for one another. Blocks already known are skipped.
+pub fn prepare(blocks: impl FnOnce() -> Vec<(String, String)> + Send + 'static) {
     std::thread::spawn(move || {
-        let blocks =
-            pending_blocks(pages.iter().flat_map(|text| crate::publish::render::markdown::fenced_blocks(text)));
+        let blocks = pending_blocks(blocks().into_iter());
         if blocks.is_empty() {
             return;
         }
@@ -542,7 +541,7 @@ mod tests {
         let wanted: Vec<&(String, String)> =
             blocks.iter().filter(|(l, c)| !PLAIN.contains(&l.as_str()) && c.len() <= MAX_BYTES).collect();
         assert!(wanted.iter().any(|(l, _)| l == "ts"), "the sample page's blocks are found");
-        prepare(pages);
+        prepare(move || pages.iter().flat_map(|text| crate::publish::render::markdown::fenced_blocks(text)).collect());
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while wanted.iter().any(|k| !lock_cache().entries.contains_key(*k)) {
             assert!(std::time::Instant::now() < deadline, "prepare did not highlight every block");
