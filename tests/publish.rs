@@ -918,3 +918,77 @@ fn out_through_a_missing_folder_and_dot_dot_deletes_nothing() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(root.join("built/index.html").is_file() && !root.join("new").exists());
 }
+
+/// Two sources of one output path: docs assets named like generated files,
+/// an asset beside the page of the same name, baselines whose file names
+/// differ only by case, by Unicode normalization or by bytes that are not
+/// UTF-8. Each collision is a warning naming both (an error with --strict),
+/// nothing generated is replaced, and every baseline has its own page.
+#[test]
+fn sources_claiming_one_output_path_are_reported_and_every_baseline_has_its_page() {
+    let dir = project();
+    let root = dir.path();
+    let docs = root.join("docs");
+    std::fs::create_dir_all(docs.join("baselines")).unwrap();
+    std::fs::write(docs.join("index.md"), "# Home\n\nSee [the guide](guide.md).\n").unwrap();
+    std::fs::write(docs.join("guide.md"), "# Guide\n\nThe real guide.\n").unwrap();
+    std::fs::write(docs.join("guide.html"), "<p>an asset</p>").unwrap();
+    std::fs::write(docs.join("results.html"), "<p>fake results</p>").unwrap();
+    std::fs::write(docs.join("search-index.js"), "alert(1)").unwrap();
+    std::fs::write(docs.join("baselines/openai-m.html"), "<p>fake baseline</p>").unwrap();
+    let baselines = root.join("evals/baselines");
+    std::fs::create_dir_all(&baselines).unwrap();
+    let models = ["m", "M", "caf\u{e9}", "cafe\u{301}"];
+    for (i, model) in models.iter().enumerate() {
+        let stem = format!("openai-{model}");
+        write_result(
+            &baselines.join(format!("{stem}.json")),
+            &sample_result("openai", &format!("model-{i}"), &[("t", &[true])]),
+        );
+    }
+    #[cfg(unix)]
+    for bytes in [b"openai-x\xff.json".as_slice(), b"openai-x\xfe.json".as_slice()] {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::OsStr::from_bytes(bytes);
+        write_result(&baselines.join(name), &sample_result("openai", &format!("raw-{}", bytes[8]), &[("t", &[true])]));
+    }
+    let strict = vaultbench(&["publish", "--docs", "docs", "--out", "site", "--strict"], root);
+    assert!(!strict.status.success(), "--strict accepted collisions: {}", stdout(&strict));
+    let e = stderr(&strict);
+    for both in [
+        ("docs/results.html", "results.html"),
+        ("docs/search-index.js", "search index"),
+        ("docs/baselines/openai-m.html", "openai-m.json"),
+        ("docs/guide.html", "docs/guide.md"),
+        ("openai-M.json", "openai-m.json"),
+        ("openai-cafe\u{301}.json", "openai-caf\u{e9}.json"),
+    ] {
+        assert!(e.contains(both.0) && e.contains(both.1), "{both:?} not both named:\n{e}");
+    }
+    assert!(!root.join("site").exists(), "--strict wrote something");
+
+    let o = vaultbench(&["publish", "--docs", "docs", "--out", "site"], root);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(read(root, "results.html").contains("model-0") && !read(root, "results.html").contains("fake results"));
+    assert!(!read(root, "search-index.js").contains("alert(1)"));
+    assert!(read(root, "guide.html").contains("The real guide"));
+    // Every baseline has a page of its own, showing its own model.
+    let pages: Vec<String> = std::fs::read_dir(root.join("site/baselines"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".html"))
+        .collect();
+    let expected = if cfg!(unix) { 6 } else { 4 };
+    assert_eq!(pages.len(), expected, "{pages:?}");
+    for model in
+        (0..4).map(|i| format!("model-{i}")).chain(["raw-255".into(), "raw-254".into()].into_iter().take(expected - 4))
+    {
+        let shown = pages
+            .iter()
+            .filter(|p| {
+                std::fs::read_to_string(root.join("site/baselines").join(p)).unwrap().contains(&format!(">{model}<"))
+            })
+            .count();
+        assert!(shown >= 1, "{model} has no page of its own: {pages:?}");
+    }
+}

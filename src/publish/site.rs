@@ -17,7 +17,7 @@ use tera::{Context, Value};
 use crate::publish::digest::Digest;
 use crate::publish::load::baselines::{self, Baseline};
 use crate::publish::load::config::{self, SiteConfig};
-use crate::publish::load::content::{self, Content, Outline, Page};
+use crate::publish::load::content::{self, Asset, Content, Outline, Page};
 use crate::publish::load::dates::{self, Dates};
 use crate::publish::model::baseline::BaselineView;
 use crate::publish::model::compare::{self, PairPage};
@@ -33,7 +33,7 @@ use crate::publish::render::search::{self, SearchIndex};
 use crate::publish::render::templates::{self, StaticFile, Templates};
 use crate::publish::render::url;
 use crate::publish::render::vitepress;
-use crate::publish::write::{self, OutData, OutFile, OutputDir, Ownership, WriteStats};
+use crate::publish::write::{self, Collision, Namespace, OutData, OutFile, OutputDir, Ownership, WriteStats};
 use crate::publish::{BuildReport, PublishOptions, Warning};
 use crate::report::evidence;
 use crate::suite::{Severity, Suite};
@@ -416,30 +416,17 @@ impl Site {
             clean_urls: clean,
         };
         let mut errors: Vec<String> = Vec::new();
-        let mut written_by: HashMap<String, String> = HashMap::new();
-        for out in &generated {
-            written_by.insert(url::output_path(out, clean), "a generated page".into());
-        }
-        written_by.insert(NOT_FOUND_PAGE.into(), "the generated 404 page".into());
-        for page in &self.content.pages {
-            let out = url::output_path(&page.out, clean);
-            if let Some(other) = written_by.insert(out.clone(), page.file.display().to_string()) {
-                errors.push(format!(
-                    "{}: this page would be published at {out}, which is also {other}; rename one of them",
-                    page.file.display()
-                ));
-            }
-        }
+        let (pages, assets_kept, statics) =
+            claim_outputs(&self.content, &self.templates.static_files, clean, &generated, &results, &mut warnings);
 
         // Markdown (after template expressions) to HTML, links resolved;
         // pages in parallel, since code highlighting dominates.
-        let mut rendered: Vec<RenderedPage> = Vec::with_capacity(self.content.pages.len());
+        let mut rendered: Vec<RenderedPage> = Vec::with_capacity(pages.len());
         let mut anchors: HashMap<&str, HashSet<String>> = HashMap::new();
         let mut pending: Vec<(&Page, usize, String, (String, String))> = Vec::new();
         let this: &Site = self;
-        let done_pages: Vec<PageDone> =
-            self.content.pages.par_iter().map(|page| this.render_page(page, &index)).collect();
-        for (page, done) in self.content.pages.iter().zip(done_pages) {
+        let done_pages: Vec<PageDone> = pages.par_iter().map(|page| this.render_page(page, &index)).collect();
+        for (page, done) in pages.iter().copied().zip(done_pages) {
             warnings.extend(done.warnings);
             match done.rendered {
                 Ok(r) => {
@@ -508,7 +495,7 @@ impl Site {
             // The transcripts blessed with the baseline, offered for download:
             // the archive of the baseline's own run, found by its run id, so a
             // file left by an interrupted bless is never picked up.
-            let archive = evidence::archive_path(&self.options.baselines.join(&view.row.file), &view.run_id);
+            let archive = evidence::archive_path(&view.path, &view.run_id);
             let mut evidence = None;
             if let Some((archive, meta)) =
                 archive.and_then(|a| std::fs::symlink_metadata(&a).ok().filter(|m| m.is_file()).map(|m| (a, m)))
@@ -616,7 +603,7 @@ impl Site {
             }
             let digest = digests.map(|(_, data)| data);
             if page.searched {
-                search.add(&page.title, &url::href_path(&page.url, clean), sections);
+                search.add(&page.title, &url::from_root(&page.url, clean), sections);
                 sitemap.push(page.url.clone());
             }
             // Static hosts look for the 404 page at the root, whatever the URL style.
@@ -635,14 +622,11 @@ impl Site {
             files.push(OutFile { rel: SITEMAP_FILE.into(), data: OutData::Bytes(xml.into_bytes()) });
         }
         let mut assets = 0;
-        for asset in &self.content.assets {
+        for asset in &assets_kept {
             files.push(OutFile { rel: asset.rel.clone(), data: OutData::Copy(asset.file.clone()) });
             assets += 1;
         }
-        for file in &self.templates.static_files {
-            if self.content.assets.iter().any(|a| a.rel == file.rel()) {
-                continue; // a docs file of the same path wins
-            }
+        for file in &statics {
             let data = match file {
                 StaticFile::BuiltIn { text, .. } => OutData::Bytes(text.as_bytes().to_vec()),
                 StaticFile::Disk(a) => OutData::Copy(a.file.clone()),
@@ -808,7 +792,7 @@ impl Site {
     /// The public address of the page at `url`, when the site's is configured.
     fn permalink(&self, url: &str) -> Option<String> {
         let base = self.config.url.as_ref()?;
-        Some(format!("{base}{}", url::href_path(url, self.config.clean_urls)))
+        Some(format!("{base}{}", url::from_root(url, self.config.clean_urls)))
     }
 
     /// One docs page to HTML: template expressions, VitePress constructs,
@@ -946,6 +930,70 @@ fn load_evidence_reusing(
             (b.stem.clone(), transcripts::load(archive).map_err(|e| format!("{e:#}")))
         })
         .collect()
+}
+
+/// Claim every output path, once, in order of precedence: the generated
+/// pages and files, then the docs pages, the docs assets, the template
+/// folder's static files and the built-in ones. A later claim of a path
+/// taken (case and Unicode normalization ignored) is left out with a
+/// warning naming both sources; a built-in static file yields silently,
+/// since replacing one is how a site changes its style. What is left to
+/// publish: the docs pages, the docs assets and the static files.
+fn claim_outputs<'a>(
+    content: &'a Content,
+    static_files: &'a [StaticFile],
+    clean: bool,
+    generated: &[String],
+    results: &results::ResultsView,
+    warnings: &mut Vec<Warning>,
+) -> (Vec<&'a Page>, Vec<&'a Asset>, Vec<&'a StaticFile>) {
+    let mut names = Namespace::default();
+    let mut collided = |file: &Path, c: Collision| {
+        warnings.push(Warning::new(file, format!("{c}; it is left out (rename one of them)")))
+    };
+    let fixed = [
+        (NOT_FOUND_PAGE.to_string(), "the generated 404 page"),
+        (search::INDEX_FILE.to_string(), "the generated search index"),
+        (SITEMAP_FILE.to_string(), "the generated sitemap"),
+    ];
+    for (rel, what) in fixed {
+        let _ = names.claim(&rel, what);
+    }
+    for out in generated {
+        let _ = names.claim(&url::output_path(out, clean), format!("the generated page {out}"));
+    }
+    for view in &results.pages {
+        let url = view.row.page.as_str();
+        let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
+        let _ = names.claim(&rel, format!("the evidence of {}", view.path.display()));
+    }
+    let pages = content
+        .pages
+        .iter()
+        .filter(|page| {
+            let claimed = names.claim(&url::output_path(&page.out, clean), page.file.display().to_string());
+            claimed.map_err(|c| collided(&page.file, c)).is_ok()
+        })
+        .collect();
+    let assets = content
+        .assets
+        .iter()
+        .filter(|asset| {
+            let claimed = names.claim(&asset.rel, asset.file.display().to_string());
+            claimed.map_err(|c| collided(&asset.file, c)).is_ok()
+        })
+        .collect();
+    let statics = static_files
+        .iter()
+        .filter(|file| match file {
+            StaticFile::BuiltIn { .. } => !names.is_taken(file.rel()),
+            StaticFile::Disk(a) => {
+                let claimed = names.claim(file.rel(), a.file.display().to_string());
+                claimed.map_err(|c| collided(&a.file, c)).is_ok()
+            }
+        })
+        .collect();
+    (pages, assets, statics)
 }
 
 /// Load the suite for the catalog and the suite marks. A suite that does not
@@ -1161,7 +1209,7 @@ fn sitemap_xml(base: &str, pages: &[String], clean: bool, dates: &HashMap<String
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
     );
     for page in pages {
-        let loc = escape_html(&format!("{base}{}", url::href_path(page, clean)));
+        let loc = escape_html(&format!("{base}{}", url::from_root(page, clean)));
         match dates.get(page) {
             Some(date) => xml.push_str(&format!("<url><loc>{loc}</loc><lastmod>{date}</lastmod></url>\n")),
             None => xml.push_str(&format!("<url><loc>{loc}</loc></url>\n")),

@@ -27,6 +27,12 @@
 //!   owns it ([`OutputDir::own`]): a one-off build into it is refused, since
 //!   the preview would keep serving whichever build wrote last.
 //!
+//! - **One source per path.** Every output path is claimed once, through a
+//!   [`Namespace`] that sees two paths differing only by case or by Unicode
+//!   normalization (NFC/NFD) as one, since sites are served from file systems
+//!   that do: the second claim is a collision the build reports, naming both
+//!   sources.
+//!
 //! Each file is written to a temporary name and renamed into place, so a
 //! reader never sees half a file; unchanged files are not rewritten.
 
@@ -39,6 +45,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use unicode_normalization::UnicodeNormalization;
 
 use crate::fsio;
 
@@ -107,6 +114,63 @@ fn stamp(path: &Path) -> Option<Stamp> {
     #[cfg(not(unix))]
     let inode = 0;
     Some((meta.len(), meta.modified().ok(), inode))
+}
+
+/// The output paths of one build, each claimed by one source.
+#[derive(Debug, Default)]
+pub struct Namespace {
+    /// By folded path: the path as claimed and who claimed it.
+    taken: HashMap<String, (String, String)>,
+}
+
+/// A second claim of an output path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Collision {
+    /// The path the second source wanted, and the source.
+    pub rel: String,
+    pub source: String,
+    /// The path as first claimed, and by whom.
+    pub taken_as: String,
+    pub taken_by: String,
+}
+
+impl std::fmt::Display for Collision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let same = if self.rel == self.taken_as {
+            String::new()
+        } else {
+            format!(" (the same file as {} where case or Unicode normalization is ignored)", self.taken_as)
+        };
+        write!(f, "{} would be published at {}{same}, which is already {}", self.source, self.rel, self.taken_by)
+    }
+}
+
+impl Namespace {
+    /// Claim `rel` for `source`, unless it is taken.
+    pub fn claim(&mut self, rel: &str, source: impl Into<String>) -> Result<(), Collision> {
+        match self.taken.entry(fold(rel)) {
+            std::collections::hash_map::Entry::Occupied(e) => Err(Collision {
+                rel: rel.to_string(),
+                source: source.into(),
+                taken_as: e.get().0.clone(),
+                taken_by: e.get().1.clone(),
+            }),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert((rel.to_string(), source.into()));
+                Ok(())
+            }
+        }
+    }
+
+    pub fn is_taken(&self, rel: &str) -> bool {
+        self.taken.contains_key(&fold(rel))
+    }
+}
+
+/// A path as a case-insensitive, normalization-insensitive file system
+/// sees it: decomposed, lowercased, recomposed.
+pub fn fold(rel: &str) -> String {
+    rel.nfd().flat_map(char::to_lowercase).nfc().collect()
 }
 
 /// The output folder, resolved and checked: the only handle through which

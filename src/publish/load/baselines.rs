@@ -232,12 +232,13 @@ pub fn load_dir_reusing(dir: &Path, previous: &[Baseline]) -> Result<(Vec<Baseli
     let known: HashMap<(&Path, u64), &Headline> =
         previous.iter().map(|b| ((b.path.as_path(), b.digest), &b.headline)).collect();
     let results = parse_files(&files, &known);
-    let mut baselines = Vec::with_capacity(files.len());
+    let mut baselines: Vec<Baseline> = Vec::with_capacity(files.len());
     let mut warnings = Vec::new();
+    let mut names = crate::publish::write::Namespace::default();
     for (path, result) in files.into_iter().zip(results) {
         match result {
             Ok((headline, digest)) => {
-                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let stem = page_name(&path, &mut names, &mut warnings);
                 baselines.push(Baseline { path, stem, headline, digest });
             }
             Err(message) => warnings.push(Warning::new(
@@ -247,6 +248,29 @@ pub fn load_dir_reusing(dir: &Path, previous: &[Baseline]) -> Result<(Vec<Baseli
         }
     }
     Ok((baselines, warnings))
+}
+
+/// The name of a baseline's pages: its file name without `.json`, unless
+/// another baseline's already has it where case, Unicode normalization or
+/// bytes that are not UTF-8 are ignored (as some file systems and every
+/// URL do); then `-2`, `-3`... and a warning naming both files, so that
+/// every baseline has pages of its own.
+fn page_name(path: &Path, names: &mut crate::publish::write::Namespace, warnings: &mut Vec<Warning>) -> String {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let source = path.display().to_string();
+    let Err(first) = names.claim(&stem, source.clone()) else { return stem };
+    let unique = (2..).map(|n| format!("{stem}-{n}")).find(|s| !names.is_taken(s)).expect("a free name");
+    let _ = names.claim(&unique, source);
+    warnings.push(Warning::new(
+        path,
+        format!(
+            "this baseline's page name {stem:?} is also {}'s (names that differ only by case, Unicode \
+             normalization or bytes that are not UTF-8 are one page on many file systems); its pages are published \
+             as {unique:?}. Rename one of the files",
+            first.taken_by
+        ),
+    ));
+    unique
 }
 
 /// Read and parse each file, spread over the cores (parsing dominates a

@@ -17,6 +17,9 @@ use crate::stats::{self, Interval, Summary};
 #[derive(Debug, Clone, Serialize)]
 pub struct BaselineView {
     pub row: Row,
+    /// The baseline file, for finding its evidence beside it.
+    #[serde(skip)]
+    pub path: std::path::PathBuf,
     pub run_id: String,
     pub figures: Vec<Figure>,
     pub tiers: Vec<TierView>,
@@ -226,6 +229,7 @@ pub fn baseline_view(
     let transcripts = below.tasks.iter().map(|t| t.transcripts.len()).sum();
     let skips = judge_skips(h);
     BaselineView {
+        path: b.path.clone(),
         row: row.clone(),
         run_id: h.run_id.clone().unwrap_or_else(|| MISSING.into()),
         figures,

@@ -86,6 +86,14 @@ pub fn link(from_out: &str, to: &str, clean_urls: bool) -> String {
     href(&relative_from(from_out, &href_path(to, clean_urls)))
 }
 
+/// The link to the logical path `to` from the site root, encoded: what the
+/// search index, the sitemap and the canonical address append to the site's
+/// root. The home page with clean URLs is the empty path.
+pub fn from_root(to: &str, clean_urls: bool) -> String {
+    let path = href_path(to, clean_urls);
+    if path.is_empty() { path } else { href(&path) }
+}
+
 /// A fragment (`#...` without the `#`), encoded as [`href`] encodes a
 /// segment: what follows the `#` of a link to a heading or a run.
 pub fn fragment(id: &str) -> String {
@@ -128,5 +136,8 @@ mod tests {
         assert_eq!(root_of("guide/setup/index.html"), "../../");
         assert_eq!(link("guide/setup.html", "results.html", false), "../results.html");
         assert_eq!(link("guide/setup/index.html", "x y.html", true), "../../x%20y/");
+        assert_eq!(from_root("index.html", true), "");
+        assert_eq!(from_root("javascript:alert(1).html", false), "javascript%3Aalert%281%29.html");
+        assert_eq!(from_root("a#b?c.html", true), "a%23b%3Fc/");
     }
 }

@@ -228,6 +228,20 @@ fn a_watched_folder_refuses_other_builds_and_two_builds_serialize() {
     }
 }
 
+#[test]
+fn paths_that_one_file_system_sees_as_one_collide() {
+    let mut names = Namespace::default();
+    names.claim("baselines/openai-m.html", "the baseline openai-m.json").unwrap();
+    let c = names.claim("baselines/OpenAI-M.html", "the baseline OpenAI-M.json").unwrap_err();
+    assert_eq!(c.taken_by, "the baseline openai-m.json");
+    assert!(c.to_string().contains("OpenAI-M.json") && c.to_string().contains("openai-m.json"), "{c}");
+    names.claim("caf\u{e9}.html", "NFC").unwrap();
+    assert!(names.claim("cafe\u{301}.html", "NFD").is_err());
+    assert!(names.claim("CAFE\u{301}.HTML", "NFD upper").is_err());
+    assert!(names.is_taken("Café.html"));
+    names.claim("cafe.html", "plain").unwrap();
+}
+
 /// Every file and link under `root`, with what it holds or leads to.
 fn snapshot(root: &Path) -> BTreeMap<PathBuf, String> {
     let mut all = BTreeMap::new();
