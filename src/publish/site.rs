@@ -817,21 +817,23 @@ impl Site {
         let at_line = |line: usize, message: String| Warning { file: page.file.clone(), line: Some(line), message };
         done.warnings.extend(prepared.warnings.iter().map(|(line, m)| at_line(*line, m.clone())));
         let ptext = &prepared.text;
+        let lines = markdown::LineIndex::new(ptext);
+        let line_of = |offset: usize| lines.line(offset);
         let out = markdown::render(ptext, &prepared.containers, &mut |dest, offset| match links::resolve(
             &page.rel, dest, index,
         ) {
             Ok(resolved) => {
                 if let Some(anchor) = resolved.anchor {
-                    done.pending.push((line_of(ptext, offset), dest.to_string(), anchor));
+                    done.pending.push((line_of(offset), dest.to_string(), anchor));
                 }
                 resolved.rewritten
             }
             Err(why) => {
-                done.warnings.push(at_line(line_of(ptext, offset), format!("broken link {why}")));
+                done.warnings.push(at_line(line_of(offset), format!("broken link {why}")));
                 None
             }
         });
-        done.warnings.extend(out.warnings.iter().map(|(offset, m)| at_line(line_of(ptext, *offset), m.clone())));
+        done.warnings.extend(out.warnings.iter().map(|(offset, m)| at_line(line_of(*offset), m.clone())));
         done.anchors = out.anchors;
         let title =
             page.title.clone().or(out.first_heading).unwrap_or_else(|| default_title(&page.rel, &self.config.title));
@@ -1027,11 +1029,6 @@ fn load_suite(root: &Path) -> (SuiteView, Vec<Warning>) {
             (SuiteView::invalid(folder, problems), vec![warning])
         }
     }
-}
-
-/// The 1-based line of byte `offset` in `text`.
-fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
 }
 
 fn default_title(rel: &str, site_title: &str) -> String {
