@@ -35,7 +35,6 @@ use crate::publish::render::url;
 use crate::publish::render::vitepress;
 use crate::publish::write::{self, Collision, Namespace, OutData, OutFile, OutputDir, Ownership, WriteStats};
 use crate::publish::{BuildReport, PublishOptions, Warning};
-use crate::report::evidence;
 use crate::suite::{Severity, Suite};
 
 /// What a changed path means for the build (Zola's `ChangeKind`).
@@ -296,6 +295,13 @@ impl Site {
                 scope.spawn(|| if config.last_updated { dates::last_updated(&options.docs) } else { Dates::new() });
             let suite = scope.spawn(|| load_suite(&options.suite));
             let data = scope.spawn(|| -> Result<_> {
+                if options.require_baselines && !options.baselines.is_dir() {
+                    anyhow::bail!(
+                        "the baselines folder {} does not exist (--baselines): check the name, or leave the option \
+                         out for evals/baselines",
+                        options.baselines.display()
+                    );
+                }
                 let (baselines, warnings) = baselines::load_dir(&options.baselines)?;
                 let evidence = load_evidence(&options.baselines, &baselines);
                 Ok((baselines, warnings, evidence))
@@ -348,7 +354,8 @@ impl Site {
             ChangeKind::Content => self.content = content::load(&self.options.docs)?,
             ChangeKind::Static => {
                 self.content = content::load(&self.options.docs)?;
-                self.templates.static_files = templates::load_static(&self.options.templates)?;
+                (self.templates.static_files, self.templates.warnings) =
+                    templates::load_static(&self.options.templates)?;
             }
             ChangeKind::Baselines => {
                 (self.baselines, self.baseline_warnings) =
@@ -373,6 +380,8 @@ impl Site {
     pub fn render(&mut self) -> Result<Built> {
         let mut warnings: Vec<Warning> = Vec::new();
         warnings.extend(self.baseline_warnings.iter().cloned());
+        warnings.extend(self.content.warnings.iter().cloned());
+        warnings.extend(self.templates.warnings.iter().cloned());
         warnings.extend(self.suite_warnings.iter().cloned());
         let results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence, &mut self.derived);
         let clean = self.config.clean_urls;
@@ -495,11 +504,13 @@ impl Site {
             // The transcripts blessed with the baseline, offered for download:
             // the archive of the baseline's own run, found by its run id, so a
             // file left by an interrupted bless is never picked up.
-            let archive = evidence::archive_path(&view.path, &view.run_id);
+            let archive = self
+                .baselines
+                .iter()
+                .find(|b| b.path == view.path)
+                .and_then(|b| baselines::evidence_archive(&self.options.baselines, b)?.ok());
             let mut evidence = None;
-            if let Some((archive, meta)) =
-                archive.and_then(|a| std::fs::symlink_metadata(&a).ok().filter(|m| m.is_file()).map(|m| (a, m)))
-            {
+            if let Some((archive, meta)) = archive.and_then(|a| std::fs::metadata(&a).ok().map(|m| (a, m))) {
                 let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
                 let href = url::href(&url::relative_from(&url::output_path(url, clean), &rel));
                 evidence = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
@@ -914,16 +925,15 @@ fn load_evidence_reusing(
     baselines: &[Baseline],
     previous: &HashMap<String, Result<Transcripts, String>>,
 ) -> HashMap<String, Result<Transcripts, String>> {
-    let found: Vec<(&Baseline, std::path::PathBuf)> = baselines
-        .iter()
-        .filter_map(|b| {
-            let archive = evidence::archive_path(&dir.join(b.path.file_name()?), b.headline.run_id.as_deref()?)?;
-            std::fs::symlink_metadata(&archive).ok().filter(|m| m.is_file()).map(|_| (b, archive))
-        })
-        .collect();
+    let found: Vec<(&Baseline, Result<std::path::PathBuf, String>)> =
+        baselines.iter().filter_map(|b| Some((b, baselines::evidence_archive(dir, b)?))).collect();
     found
         .par_iter()
         .map(|(b, archive)| {
+            let archive = match archive {
+                Ok(archive) => archive,
+                Err(why) => return (b.stem.clone(), Err(why.clone())),
+            };
             if let Some(Ok(before)) = previous.get(&b.stem)
                 && transcripts::file_digest(archive).ok() == Some(before.digest)
             {
