@@ -12,7 +12,8 @@ use vaultbench::limits::Limits;
 use vaultbench::report::{self, aggregate, bless, calibrate, compare, evidence, rescore, summary};
 use vaultbench::score::{RegexBudget, sandbox};
 use vaultbench::sweep::command::{self as sweep_command, RunArgs, Status};
-use vaultbench::{fsio, jsnum, judge};
+use vaultbench::{errln, out, outln};
+use vaultbench::{fsio, jsnum, judge, output};
 
 #[derive(Parser)]
 #[command(
@@ -284,17 +285,22 @@ fn main() -> ExitCode {
     if let Ok(exe) = std::env::current_exe() {
         sandbox::use_worker_process(exe);
     }
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    };
+    // A closed pipe is the reader's choice; any other failure is worth a word.
+    if let Some(kind) = output::stdout_lost().filter(|k| *k != std::io::ErrorKind::BrokenPipe) {
+        errln!("note: standard output could not be written ({kind}); the rest of it was dropped");
     }
+    code
 }
 
 fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    print!("{}", jsnum::to_json_string(value)?);
+    out!("{}", jsnum::to_json_string(value)?);
     Ok(())
 }
 
@@ -308,14 +314,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Rescore { result, json, write, judge, suite, repeat } => {
             cmd_rescore(&result, json, write.as_deref(), judge.then_some(suite.as_path()), repeat)
         }
-        Command::Run(args) => status(sweep_command::run(*args, &mut std::io::stdout(), &mut std::io::stderr())),
-        Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut std::io::stdout())),
+        Command::Run(args) => status(sweep_command::run(*args, &mut output::stdout(), &mut output::stderr())),
+        Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut output::stdout())),
         Command::Suite { command: SuiteCommand::Check { dirs } } => status(sweep_command::suite_check(
             &dirs.suite,
             dirs.references,
             dirs.alternatives,
-            &mut std::io::stdout(),
-            &mut std::io::stderr(),
+            &mut output::stdout(),
+            &mut output::stderr(),
         )),
         Command::Publish(args) => cmd_publish(&args),
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {
@@ -325,8 +331,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if json {
                 print_json(&calibrate::AgreementJson::of(&agreement))?;
             } else {
-                println!("Calibration set: {}", path.display());
-                print!("{agreement}");
+                outln!("Calibration set: {}", path.display());
+                out!("{agreement}");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -334,10 +340,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let out = out.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
             let extraction = calibrate::extract_to_file(&result, &user_messages(&suite)?, &out, force)?;
             let labelled = extraction.file.tuples.iter().filter(|t| t.human_label.is_some()).count();
-            println!("Wrote {} judge tuples to {}", extraction.file.tuples.len(), out.display());
-            println!("  human labels kept: {labelled}; unlabelled: {}", extraction.file.tuples.len() - labelled);
+            outln!("Wrote {} judge tuples to {}", extraction.file.tuples.len(), out.display());
+            outln!("  human labels kept: {labelled}; unlabelled: {}", extraction.file.tuples.len() - labelled);
             if !extraction.labels_lost.is_empty() {
-                eprintln!("warning: dropped {} human labels (--force)", extraction.labels_lost.len());
+                errln!("warning: dropped {} human labels (--force)", extraction.labels_lost.len());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -382,14 +388,14 @@ fn cmd_calibrate_corpus(
     let file = calibrate::from_corpus_to_file(&suite, &corpus, &references, &out, force)?;
     let yes = file.tuples.iter().filter(|t| t.human_label.is_some_and(|l| l.is_yes())).count();
     let tasks: std::collections::BTreeSet<&str> = file.tuples.iter().map(|t| t.task_id.as_str()).collect();
-    println!(
+    outln!(
         "Wrote {} judge tuples ({} tasks with a judge matcher; {yes} labelled YES, {} NO) to {}",
         file.tuples.len(),
         tasks.len(),
         file.tuples.len() - yes,
         out.display()
     );
-    println!("Measure a judge against it: vaultbench calibrate judge {} --model MODEL", out.display());
+    outln!("Measure a judge against it: vaultbench calibrate judge {} --model MODEL", out.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -418,11 +424,11 @@ fn cmd_calibrate_judge(
     if json {
         print_json(&calibrate::AgreementJson::of(&run.agreement))?;
     } else {
-        println!("Calibration set: {}", path.display());
-        print!("{}", run.agreement);
+        outln!("Calibration set: {}", path.display());
+        out!("{}", run.agreement);
     }
     if let Some(first) = run.failed_calls.first() {
-        eprintln!("warning: {} judge calls failed and were not counted; the first: {first}", run.failed_calls.len());
+        errln!("warning: {} judge calls failed and were not counted; the first: {first}", run.failed_calls.len());
     }
     // Failed calls leave the figures on fewer tuples; none at all is a failure.
     Ok(if run.asked > 0 && run.agreement.evaluated == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
@@ -433,17 +439,17 @@ fn cmd_publish(args: &vaultbench::publish::args::PublishArgs) -> Result<ExitCode
     if args.watch {
         let stopped = publish::watch::run(args.options(), args.watch_options(), &mut |notice| match notice {
             Notice::Warning(_) | Notice::Failed(_) | Notice::WatchError(_) | Notice::NotWatching(_) => {
-                eprintln!("{notice}")
+                errln!("{notice}")
             }
-            _ => println!("{notice}"),
+            _ => outln!("{notice}"),
         })?;
         return Ok(ExitCode::from(if stopped == Stopped::Terminated { 143 } else { 130 }));
     }
     let report = publish::build_and_exit(&args.options())?;
     for w in &report.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
-    println!("{report}");
+    outln!("{report}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -462,17 +468,17 @@ fn cmd_report(path: &Path, json: bool) -> Result<ExitCode> {
     if json {
         print_json(&summary::ReportJson::of(&derived))?;
     } else {
-        print!("{}", summary::render(&derived));
+        out!("{}", summary::render(&derived));
     }
     if diffs.is_empty() {
         if !json {
-            println!("\nFigures: the stored task results and aggregate re-derive exactly from the runs.");
+            outln!("\nFigures: the stored task results and aggregate re-derive exactly from the runs.");
         }
         Ok(ExitCode::SUCCESS)
     } else {
-        eprintln!("\n{}: {} stored figures differ from those re-derived from its runs:", path.display(), diffs.len());
+        errln!("\n{}: {} stored figures differ from those re-derived from its runs:", path.display(), diffs.len());
         for d in &diffs {
-            eprintln!("  {d}");
+            errln!("  {d}");
         }
         Ok(ExitCode::FAILURE)
     }
@@ -511,8 +517,8 @@ fn cmd_compare(
     if json {
         print_json(&comparison)?;
     } else {
-        println!("Baseline file: {}\nResult file:   {}\n", baseline_path.display(), result_path.display());
-        print!("{}", comparison.detailed());
+        outln!("Baseline file: {}\nResult file:   {}\n", baseline_path.display(), result_path.display());
+        out!("{}", comparison.detailed());
     }
     Ok(if fail_on_regression && comparison.has_regressions() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
@@ -524,30 +530,30 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
     };
     let blessed = bless::bless(&source, &dirs.baselines, force)?;
     for r in &blessed.forced {
-        eprintln!("warning: blessed despite: {r}");
+        errln!("warning: blessed despite: {r}");
     }
     let r = &blessed.result;
-    println!("Blessed {} / {} (run {}, commit {})", r.provider, r.model, r.run_id, r.git_sha);
-    println!("  source:   {}", source.display());
-    println!("  baseline: {}", blessed.baseline_path.display());
+    outln!("Blessed {} / {} (run {}, commit {})", r.provider, r.model, r.run_id, r.git_sha);
+    outln!("  source:   {}", source.display());
+    outln!("  baseline: {}", blessed.baseline_path.display());
     if let Some(old) = &blessed.replaced {
-        println!("  replaced: the baseline from {old} (recover it with git)");
+        outln!("  replaced: the baseline from {old} (recover it with git)");
     }
     let ev = &blessed.evidence;
     if ev.archived > 0 {
-        println!(
+        outln!(
             "  evidence: {} ({} transcripts; commit it with the baseline)",
             blessed.evidence_path.display(),
             ev.archived
         );
     }
     if blessed.kept_earlier_evidence {
-        println!(
+        outln!(
             "  evidence: {} (kept: this run's archive from an earlier bless; no transcript was found now)",
             blessed.evidence_path.display()
         );
     } else if !ev.missing.is_empty() {
-        eprintln!(
+        errln!(
             "warning: no transcript for {} of {} runs ({}) in {}: the baseline carries no evidence for them",
             ev.missing.len(),
             ev.missing.len() + ev.archived,
@@ -555,7 +561,7 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
             evidence::transcripts_dir(&source).display()
         );
     }
-    println!(
+    outln!(
         "  pass^{k}: {}%  solve^{k}: {}%",
         jsnum::to_fixed(r.aggregate.pass_k_rate, 1),
         jsnum::to_fixed(r.aggregate.solve_k_rate, 1),
@@ -589,14 +595,14 @@ fn cmd_rescore(
     if json {
         print_json(&outcome)?;
     } else {
-        println!("Rescored {} ({} / {}, run {})", path.display(), stored.provider, stored.model, stored.run_id);
-        print!("{outcome}");
+        outln!("Rescored {} ({} / {}, run {})", path.display(), stored.provider, stored.model, stored.run_id);
+        out!("{outcome}");
     }
     if let Some(out) = write {
         report::write_result(out, &outcome.rescored)
             .with_context(|| format!("writing the rescored result to {}", out.display()))?;
         if !json {
-            println!("Wrote the rescored result to {}", out.display());
+            outln!("Wrote the rescored result to {}", out.display());
         }
     }
     Ok(if outcome.all_agree() { ExitCode::SUCCESS } else { ExitCode::FAILURE })

@@ -1,0 +1,129 @@
+//! The maintainer's loop through the real binary: run, look, bless, with
+//! what goes wrong on the way (a closed or full standard output, a wrong
+//! folder, a mistyped provider or model, a result from the future, an older
+//! result blessed over a newer baseline).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use common::*;
+use vaultbench::report;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn task(id: &str) -> String {
+    format!(
+        r#"{{
+  "id": "{id}",
+  "description": "read one note and report a figure",
+  "userMessage": "What was the apple harvest? Read eval-scratch/notes.md.",
+  "difficulty": "T2",
+  "category": "retrieval",
+  "fixture": "orchard",
+  "expectedTools": ["read_file"],
+  "outputMatchers": [{{ "type": "contains", "value": "940 kg" }}],
+  "toolCallBudget": 3,
+  "maxTurns": 5,
+  "timeoutMs": 20000
+}}"#
+    )
+}
+
+const REFERENCE: &str = r#"{"steps": [{"tool": "read_file", "args": {"path": "eval-scratch/notes.md"}}], "answer": "The harvest was 940 kg."}"#;
+
+/// A project folder holding `evals/` with one solvable task per id.
+fn project(ids: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("evals");
+    write(&root, "fixtures/orchard/notes.md", "The apple harvest was 940 kg this quarter.\n");
+    for id in ids {
+        write(&root, &format!("tasks/{id}.json"), &task(id));
+        write(&root, &format!("references/{id}.json"), REFERENCE);
+    }
+    dir
+}
+
+fn results(dir: &Path) -> Vec<PathBuf> {
+    json_files(&dir.join("evals/results"))
+}
+
+/// Run `args` in `cwd` with standard output a pipe whose reader takes
+/// `lines` lines and then closes it.
+fn into_closed_pipe(args: &[&str], cwd: &Path, lines: usize) -> (std::process::ExitStatus, String) {
+    let mut child =
+        command().args(args).current_dir(cwd).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let out = child.stdout.take().unwrap();
+    let mut reader = BufReader::new(out);
+    for _ in 0..lines {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+    }
+    drop(reader);
+    let output = child.wait_with_output().unwrap();
+    (output.status, stderr(&output))
+}
+
+/// `> /dev/full`: every write fails with "no space left".
+fn into_full_disk(args: &[&str], cwd: &Path) -> Option<std::process::Output> {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").ok()?;
+    Some(command().args(args).current_dir(cwd).stdout(full).output().unwrap())
+}
+
+#[test]
+fn a_closed_or_full_stdout_never_panics_and_the_sweep_still_saves_its_work() {
+    let dir = project(&["alpha", "beta", "gamma"]);
+    let (status, err) = into_closed_pipe(&["run", "--provider", "reference", "--repeat", "3"], dir.path(), 2);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
+    let files = results(dir.path());
+    assert_eq!(files.len(), 1, "the result is written");
+    let result = report::load_result(&files[0]).unwrap();
+    assert_eq!(result.aggregate.total_runs, 9);
+    let transcripts = report::evidence::transcripts_dir(&files[0]);
+    for id in ["alpha", "beta", "gamma"] {
+        for n in 1..=3 {
+            assert!(transcripts.join(format!("{id}-{n}.json")).is_file(), "the transcript of {id} #{n}");
+        }
+    }
+
+    let file = files[0].to_str().unwrap();
+    std::fs::create_dir_all(dir.path().join("evals/baselines")).unwrap();
+    std::fs::copy(&files[0], dir.path().join("evals/baselines/reference-reference.json")).unwrap();
+    for args in [
+        vec!["report", file],
+        vec!["report", file, "--json"],
+        vec!["compare", "evals/baselines/reference-reference.json", file],
+        vec!["compare", "evals/baselines/reference-reference.json", file, "--json"],
+        vec!["run", "--provider", "reference", "--dry-run"],
+        vec!["--help"],
+    ] {
+        let (status, err) = into_closed_pipe(&args, dir.path(), 1);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(status.code(), Some(0), "{args:?}: {err}");
+        if let Some(out) = into_full_disk(&args, dir.path()) {
+            let err = stderr(&out);
+            assert!(!err.contains("panicked"), "{args:?}: {err}");
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        }
+    }
+    // A full disk is worth a word on standard error; a closed pipe is not.
+    let out = into_full_disk(&["report", file], dir.path());
+    if let Some(out) = out {
+        assert!(stderr(&out).contains("standard output could not be written"), "{}", stderr(&out));
+    }
+    // The exit status is the work's: a report whose figures do not re-derive still fails.
+    let mut tampered = result.clone();
+    tampered.aggregate.solve_k_rate = 12.5;
+    report::write_result(&dir.path().join("tampered.json"), &tampered).unwrap();
+    let (status, err) = into_closed_pipe(&["report", "tampered.json"], dir.path(), 0);
+    assert_eq!(status.code(), Some(1), "{err}");
+}
