@@ -44,7 +44,12 @@ enum Command {
     /// with --resume RUN_ID).
     #[command(after_long_help = {
         let limits = vaultbench::limits::Limits::from_env().unwrap_or_default();
-        format!("{}\n{}", limits.model_server_help(), limits.tool_call_help())
+        format!(
+            "{}\n\n{}\n{}",
+            vaultbench::provider::environment_help(),
+            limits.model_server_help(),
+            limits.tool_call_help()
+        )
     })]
     Run(Box<RunArgs>),
     /// Join the results of `run --shard I/N` into one result.
@@ -86,7 +91,9 @@ enum Command {
     /// result against the baseline of its (provider, model). With one: that
     /// baseline against the latest result.
     Compare {
+        /// The baseline file [default: <baselines>/<provider>-<model>.json of the result].
         baseline: Option<PathBuf>,
+        /// The result file [default: the latest in --results, by its run's own time].
         result: Option<PathBuf>,
         #[command(flatten)]
         dirs: Dirs,
@@ -130,6 +137,7 @@ enum Command {
     /// asked afresh of the configured judge (EVAL_JUDGE_PROVIDER,
     /// EVAL_JUDGE_MODEL, EVAL_JUDGE_API_KEY or GEMINI_API_KEY).
     Rescore {
+        /// The result or baseline file to rescore.
         result: PathBuf,
         /// Print the tallies and disagreements as JSON.
         #[arg(long)]
@@ -272,8 +280,57 @@ struct Dirs {
     baselines: PathBuf,
 }
 
+/// One example per command, shown at the end of its `--help`.
+const EXAMPLES: &[(&[&str], &str)] = &[
+    (&[], "vaultbench run --provider gemini --model gemini-2.5-flash --repeat 5 && vaultbench bless"),
+    (&["run"], "vaultbench run --provider ollama --model gemma4:e4b --repeat 3 --dry-run"),
+    (&["merge"], "vaultbench merge evals/results/shard-1.json evals/results/shard-2.json"),
+    (&["report"], "vaultbench report evals/results/2026-06-01T10-00-00-000Z.json --json"),
+    (&["compare"], "vaultbench compare evals/baselines/gemini-gemini-2.5-flash.json --alpha 0.01"),
+    (&["bless"], "vaultbench bless evals/results/2026-06-01T10-00-00-000Z.json"),
+    (&["rescore"], "vaultbench rescore evals/baselines/gemini-gemini-2.5-flash.json --judge --repeat 3"),
+    (&["suite"], "vaultbench suite check"),
+    (&["suite", "check"], "vaultbench suite check --suite evals"),
+    (&["calibrate"], "vaultbench calibrate report"),
+    (&["calibrate", "report"], "vaultbench calibrate report evals/calibration/judge-calibration.json"),
+    (&["calibrate", "extract"], "vaultbench calibrate extract evals/results/2026-06-01T10-00-00-000Z.json"),
+    (&["calibrate", "corpus"], "vaultbench calibrate corpus --out /tmp/gold.json"),
+    (&["calibrate", "judge"], "vaultbench calibrate judge --model gemini-2.5-flash --jobs 8"),
+    (&["publish"], "vaultbench publish --watch --port 4000"),
+];
+
+/// The command line with each command's example at the end of its help.
+fn command_line() -> clap::Command {
+    use clap::CommandFactory;
+    let mut root = Cli::command();
+    for (path, example) in EXAMPLES {
+        root = with_example(root, path, example);
+    }
+    root
+}
+
+fn with_example(cmd: clap::Command, path: &[&str], example: &str) -> clap::Command {
+    match path.split_first() {
+        None => {
+            let add = |text: Option<&clap::builder::StyledStr>| match text {
+                Some(t) => format!("{t}\n\nExample:\n  {example}"),
+                None => format!("Example:\n  {example}"),
+            };
+            let (short, long) = (add(cmd.get_after_help()), add(cmd.get_after_long_help()));
+            let has_long = cmd.get_after_long_help().is_some();
+            let cmd = cmd.after_help(short);
+            if has_long { cmd.after_long_help(long) } else { cmd }
+        }
+        Some((first, rest)) => cmd.mut_subcommand(*first, |sub| with_example(sub, rest, example)),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::FromArgMatches;
+    let cli = match Cli::from_arg_matches(&command_line().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     if let Command::RegexWorker = cli.command {
         return match sandbox::serve(std::io::stdin().lock(), std::io::stdout().lock()) {
             Ok(()) => ExitCode::SUCCESS,

@@ -127,3 +127,92 @@ fn a_closed_or_full_stdout_never_panics_and_the_sweep_still_saves_its_work() {
     let (status, err) = into_closed_pipe(&["report", "tampered.json"], dir.path(), 0);
     assert_eq!(status.code(), Some(1), "{err}");
 }
+
+#[test]
+fn every_commands_help_shows_an_example() {
+    let dir = tempfile::tempdir().unwrap();
+    for path in [
+        &[][..],
+        &["run"],
+        &["merge"],
+        &["report"],
+        &["compare"],
+        &["bless"],
+        &["rescore"],
+        &["suite"],
+        &["suite", "check"],
+        &["calibrate"],
+        &["calibrate", "report"],
+        &["calibrate", "extract"],
+        &["calibrate", "corpus"],
+        &["calibrate", "judge"],
+        &["publish"],
+    ] {
+        for flag in ["--help", "-h"] {
+            let mut args = path.to_vec();
+            args.push(flag);
+            let out = vaultbench(&args, dir.path());
+            let text = stdout(&out);
+            assert!(out.status.success(), "{args:?}");
+            assert!(text.contains("Example:\n  vaultbench "), "{args:?}: {text}");
+        }
+    }
+}
+
+#[test]
+fn run_help_names_the_providers_and_their_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = stdout(&vaultbench(&["run", "--help"], dir.path()));
+    for word in [
+        "gemini",
+        "ollama",
+        "openai",
+        "reference",
+        "GEMINI_API_KEY",
+        "GEMINI_BASE_URL",
+        "OLLAMA_HOST",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "EVAL_JUDGE_PROVIDER",
+        "EVAL_JUDGE_MODEL",
+        "EVAL_JUDGE_API_KEY",
+        "EVAL_JUDGE_BASE_URL",
+    ] {
+        assert!(text.contains(word), "{word}: {text}");
+    }
+    let text = stdout(&vaultbench(&["compare", "--help"], dir.path()));
+    assert!(text.contains("[BASELINE]\n          The baseline file"), "{text}");
+    assert!(text.contains("[RESULT]\n          The result file"), "{text}");
+    let text = stdout(&vaultbench(&["rescore", "--help"], dir.path()));
+    assert!(text.contains("<RESULT>\n          The result or baseline file"), "{text}");
+}
+
+#[test]
+fn usage_mistakes_are_named_first_and_plainly() {
+    let dir = project(&["alpha"]);
+    // The provider before the model it would need.
+    let out = vaultbench(&["run", "--provider", "foo"], dir.path());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("invalid value 'foo' for '--provider <P>'") && err.contains("gemini, ollama, openai, reference")
+    );
+    assert!(!err.contains("--model"), "{err}");
+    // The wrong folder.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = vaultbench(&["run", "--provider", "reference"], elsewhere.path());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no evals/tasks here") && err.contains("run from the project root or pass --suite"), "{err}");
+    // A fatal error is not preceded by the paragraph about judge matchers.
+    let judged = task("alpha").replace(
+        r#"[{ "type": "contains", "value": "940 kg" }]"#,
+        r#"[{ "type": "judge", "criteria": "Says 940 kg." }]"#,
+    );
+    write(&dir.path().join("evals"), "tasks/alpha.json", &judged);
+    let out = vaultbench(&["run", "--provider", "openai", "--model", "m"], dir.path());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("OPENAI_BASE_URL"), "{err}");
+    assert!(!err.contains("[judge unavailable]"), "{err}");
+}

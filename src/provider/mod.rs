@@ -222,6 +222,25 @@ pub struct Overrides {
 /// The providers this build knows.
 pub const PROVIDERS: &[&str] = &["gemini", "ollama", "openai", "reference"];
 
+/// What `run --help` says about each provider and the environment it reads.
+pub fn environment_help() -> String {
+    format!(
+        "Providers (--provider): {}.\n  \
+         gemini     Google's Gemini API. GEMINI_API_KEY (required), GEMINI_BASE_URL (default {}).\n  \
+         ollama     Ollama's /api/chat. OLLAMA_HOST (default {}).\n  \
+         openai     any OpenAI-compatible /v1/chat/completions (llama.cpp, vLLM, LM Studio...). \
+         OPENAI_BASE_URL (required), OPENAI_API_KEY (optional).\n  \
+         reference  replays <suite>/references/<task>.json offline; no network, no key.\n\n\
+         The judge of `judge` matchers: EVAL_JUDGE_PROVIDER (default gemini), EVAL_JUDGE_MODEL (default {}), \
+         EVAL_JUDGE_API_KEY (falls back to GEMINI_API_KEY), EVAL_JUDGE_BASE_URL. With the reference provider \
+         and no judge configured, the offline reference judge replays the verdicts recorded for the references.",
+        PROVIDERS.join(", "),
+        gemini::DEFAULT_BASE_URL,
+        ollama::DEFAULT_HOST,
+        crate::judge::DEFAULT_MODEL,
+    )
+}
+
 /// The providers reached over HTTP.
 pub const HTTP_PROVIDERS: &[&str] = &["gemini", "ollama", "openai"];
 

@@ -40,7 +40,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PREFIX")]
     pub task: Option<String>,
     /// The provider of the model under test.
-    #[arg(long, value_name = "P", required_unless_present = "resume")]
+    #[arg(long, value_name = "P", required_unless_present = "resume",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::provider::PROVIDERS))]
     pub provider: Option<String>,
     /// The model id (the reference provider defaults to `reference`).
     #[arg(long, value_name = "ID", conflicts_with = "models")]
@@ -212,6 +213,9 @@ struct Planned {
     sweep: Arc<Sweep>,
     jobs: usize,
     judge: judge::SweepJudge,
+    /// Said once, when every check has passed and the sweeps are about to
+    /// run: judge matchers that no judge will decide.
+    judge_warning: Option<String>,
     /// This process's hold on the sweep's folder, until it ends.
     _lock: SweepLock,
 }
@@ -242,6 +246,9 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
         Some(id) => vec![plan_resume(&args, id, err, &scratch)?],
         None => plan_new(&args, err, &scratch)?,
     };
+    if let Some(warning) = plans.iter().find_map(|p| p.judge_warning.as_ref()) {
+        writeln!(err, "{warning}")?;
+    }
     let rt = runtime()?;
     let mut finished: Vec<(PathBuf, ResultFile)> = Vec::new();
     let mut status = Status::Ok;
@@ -429,9 +436,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
     let quotas = args.quota_table(&args.suite)?;
     let sweep_judge = judge::configured_with(&quotas, args.judge_quota_flags())?;
     let judge = sweep_judge.judge.clone();
-    if let Some(warning) = judge.is_none().then(|| judge::unscorable_warning(&selected)).flatten() {
-        writeln!(err, "{warning}")?;
-    }
+    let judge_warning = judge.is_none().then(|| judge::unscorable_warning(&selected)).flatten();
     let git_sha = git_sha();
     // Everything is checked for every model before any sweep starts.
     let mut plans = Vec::new();
@@ -493,6 +498,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
             }),
             jobs,
             judge: sweep_judge.clone(),
+            judge_warning: judge_warning.clone(),
             _lock: lock,
         });
     }
@@ -573,9 +579,7 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
     }
     let sweep_judge = judge::configured_with(&quotas, args.judge_quota_flags())?;
     let judge = sweep_judge.judge.clone();
-    if let Some(warning) = judge.is_none().then(|| judge::unscorable_warning(&refs)).flatten() {
-        writeln!(err, "{warning}")?;
-    }
+    let judge_warning = judge.is_none().then(|| judge::unscorable_warning(&refs)).flatten();
     let jobs = args.jobs.map_or_else(|| provider::default_jobs(&manifest.provider), usize::from);
     // Last, once every check has passed: nothing is moved for a resume that stops.
     if args.retry_errors {
@@ -611,6 +615,7 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
         }),
         jobs,
         judge: sweep_judge,
+        judge_warning,
         _lock: lock,
     })
 }
