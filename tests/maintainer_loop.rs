@@ -216,3 +216,108 @@ fn usage_mistakes_are_named_first_and_plainly() {
     assert!(err.contains("OPENAI_BASE_URL"), "{err}");
     assert!(!err.contains("[judge unavailable]"), "{err}");
 }
+
+#[path = "providers/fake.rs"]
+mod fake;
+
+use fake::{Fake, Reply};
+use serde_json::json;
+
+const BAD_KEY: &str = "sk-bad-secret-4242";
+
+#[test]
+fn a_bad_key_stops_the_sweep_after_a_few_identical_refusals() {
+    let dir = project(&["t01", "t02", "t03", "t04", "t05", "t06", "t07", "t08"]);
+    // OpenAI's documented 401 body; this server repeats the key it was sent.
+    let fake = Fake::start(|req, _| {
+        let key = req.header("authorization").unwrap_or_default().trim_start_matches("Bearer ").to_string();
+        Reply::json(json!({"error": {"message": format!("Incorrect API key provided: {key}."),
+            "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}))
+        .with_status(401)
+    });
+    let out = command()
+        .args(["run", "--provider", "openai", "--model", "gpt-x", "--repeat", "3", "--jobs", "1"])
+        .env("OPENAI_BASE_URL", &fake.url)
+        .env("OPENAI_API_KEY", BAD_KEY)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{text}{err}");
+    assert_eq!(fake.requests().len(), 3, "three refusals, then nothing more is sent");
+    assert!(err.contains("stopped after 3 runs ended on the same error, which no retry can fix"), "{err}");
+    assert!(err.contains("HTTP 401 Unauthorized: Incorrect API key provided: [REDACTED]"), "{err}");
+    assert!(err.contains("What to do: check OPENAI_API_KEY"), "{err}");
+    assert!(err.contains("--resume") && err.contains("--retry-errors"), "{err}");
+    let files = results(dir.path());
+    assert_eq!(files.len(), 1, "what finished is saved");
+    let saved = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(!saved.contains(BAD_KEY) && !err.contains(BAD_KEY) && !text.contains(BAD_KEY));
+    let result = report::load_result(&files[0]).unwrap();
+    assert!(result.interrupted);
+    assert_eq!(result.aggregate.total_runs, 3);
+}
+
+#[test]
+fn an_unknown_model_is_named_with_the_servers_near_ids() {
+    let dir = project(&["t01", "t02", "t03", "t04"]);
+    let fake = Fake::start(|req, _| match req.path.as_str() {
+        "/api/tags" => Reply::json(json!({"models": [{"name": "gemma4:e4b"}, {"name": "llama3.2:3b"}]})),
+        _ => Reply::status(404, r#"{"error":"model \"gemma4:e4\" not found, try pulling it first"}"#),
+    });
+    let out = command()
+        .args(["run", "--provider", "ollama", "--model", "gemma4:e4"])
+        .env("OLLAMA_HOST", &fake.url)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(r#"model "gemma4:e4" not found, try pulling it first"#), "{err}");
+    assert!(err.contains("ollama pull"), "{err}");
+    assert!(err.contains("Known model ids near `gemma4:e4`: gemma4:e4b"), "{err}");
+    assert!(!err.contains("llama3.2"), "only near ids: {err}");
+}
+
+#[test]
+fn a_sweep_whose_every_run_is_a_harness_error_fails() {
+    let dir = project(&["t01", "t02"]);
+    // Not a refusal for good (so no early stop), and not retried: each run ends on it.
+    let fake = Fake::always(Reply::status(413, "request entity too large"));
+    let out = command()
+        .args(["run", "--provider", "openai", "--model", "m"])
+        .env("OPENAI_BASE_URL", &fake.url)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("every run of openai / m ended on a harness error") && err.contains("HTTP 413"), "{err}");
+    assert_eq!(results(dir.path()).len(), 1);
+}
+
+#[test]
+fn a_mistyped_priced_model_is_caught_before_any_request() {
+    let dir = project(&["t01"]);
+    write(
+        &dir.path().join("evals"),
+        "pricing.toml",
+        "read_on = \"2026-06-01\"\nsource = \"the provider's page\"\n\n[models.\"gemini-2.5-flash\"]\ninput = 0.3\ncached_input = 0.03\noutput = 2.5\n",
+    );
+    let fake = Fake::always(Reply::status(500, "never asked"));
+    for extra in [&[][..], &["--dry-run"]] {
+        let mut args = vec!["run", "--provider", "gemini", "--model", "gemini-2.5-flsh"];
+        args.extend_from_slice(extra);
+        let out = command()
+            .args(&args)
+            .env("GEMINI_API_KEY", "k")
+            .env("GEMINI_BASE_URL", &fake.url)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("(did you mean gemini-2.5-flash?)"), "{extra:?}: {err}");
+    }
+    assert!(fake.requests().is_empty());
+}

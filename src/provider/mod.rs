@@ -149,6 +149,63 @@ pub enum ModelError {
     /// harness fault: the run timed out, as it would between calls.
     #[error("{0}")]
     OutOfTime(String),
+    /// The server refused the request for a reason no retry and no other
+    /// task can change (a bad key, a model it does not know): a harness
+    /// error for the run, and a sweep that meets the same one a few times
+    /// stops (see `sweep`).
+    #[error("{}", .0.message)]
+    Rejected(Rejected),
+}
+
+/// Why a server refused a request for good, read from its status and its
+/// error body as each provider documents them (see `http`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rejection {
+    /// The key is missing, wrong or revoked (HTTP 401; Gemini's 400 with
+    /// reason `API_KEY_INVALID`; OpenAI's `invalid_api_key`).
+    Unauthorized,
+    /// The key is valid but not allowed this (HTTP 403; Gemini's
+    /// `PERMISSION_DENIED`, `FAILED_PRECONDITION` for billing or region).
+    Forbidden,
+    /// The server does not know the model (HTTP 404; OpenAI's
+    /// `model_not_found`; Ollama's "model not found, try pulling it").
+    UnknownModel,
+    /// The server rejects the request as vaultbench sends it (HTTP 400
+    /// `INVALID_ARGUMENT`, `invalid_request_error`, 422).
+    InvalidArgument,
+}
+
+/// A refusal with the server's own words (keys scrubbed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    pub rejection: Rejection,
+    /// `provider: HTTP status: the server's message`.
+    pub message: String,
+}
+
+impl Rejection {
+    /// What to do about it, for `provider`.
+    pub fn advice(self, provider: &str) -> String {
+        let key = match provider {
+            "gemini" => "GEMINI_API_KEY (https://aistudio.google.com/apikey)",
+            "openai" => "OPENAI_API_KEY",
+            _ => "the server's API key",
+        };
+        match self {
+            Rejection::Unauthorized => format!("check {key}: the server does not accept it"),
+            Rejection::Forbidden => format!(
+                "the key ({key}) is valid but may not use this model or API: check the project's access, billing and region"
+            ),
+            Rejection::UnknownModel => match provider {
+                "ollama" => "check --model against `ollama list`, or pull it first (`ollama pull MODEL`)".into(),
+                "openai" => "check --model against the server's /v1/models, and OPENAI_BASE_URL".into(),
+                _ => "check --model against the provider's model list".into(),
+            },
+            Rejection::InvalidArgument => "the server rejects the request as vaultbench sends it for this model: \
+                 check that the model supports function calling, and --max-output-tokens"
+                .into(),
+        }
+    }
 }
 
 /// A model under test (or a judge), reached through its provider's protocol.
@@ -163,6 +220,12 @@ pub trait Model: Send + Sync {
     /// rate-limited connection (the HTTP providers); `None` otherwise.
     fn quota(&self) -> Option<Arc<quota::Quota>> {
         None
+    }
+    /// The model ids the server offers (Gemini `models.list`, OpenAI
+    /// `/v1/models`, Ollama `/api/tags`), to suggest near ones for an id it
+    /// does not know. Default: none.
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        Box::pin(async { Ok(Vec::new()) })
     }
 }
 
@@ -182,6 +245,10 @@ pub trait ModelSource: Send + Sync {
     fn quota(&self) -> Option<Arc<quota::Quota>> {
         None
     }
+    /// See [`Model::list_models`].
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
 }
 
 /// One model for every task.
@@ -199,6 +266,9 @@ impl ModelSource for Shared {
     }
     fn quota(&self) -> Option<Arc<quota::Quota>> {
         self.0.quota()
+    }
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        self.0.list_models()
     }
 }
 

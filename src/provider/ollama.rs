@@ -48,6 +48,8 @@ impl OllamaConfig {
 pub struct Ollama {
     model: String,
     url: String,
+    /// `/api`: tags, ps and generate live beside chat.
+    api: String,
     http: Transport,
     ids: CallIds,
 }
@@ -60,6 +62,7 @@ impl Ollama {
         Ok(Ollama {
             model: config.model.trim().to_string(),
             url: format!("{api}/chat"),
+            api: api.clone(),
             // The version: Ollama's cheapest endpoint, answered while a model works.
             http: Transport::new("ollama", &config.limits, vec![], format!("{api}/version"), vec![])?,
             ids: CallIds::default(),
@@ -92,6 +95,13 @@ impl Model for Ollama {
 
     fn quota(&self) -> Option<std::sync::Arc<super::quota::Quota>> {
         Some(self.http.quota())
+    }
+
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        Box::pin(async {
+            let answer = self.http.get_json(&format!("{}/tags", self.api)).await?;
+            Ok(wire::strings_at(&answer["models"], "name"))
+        })
     }
 }
 

@@ -18,7 +18,7 @@ use crate::format::task::Task;
 use crate::limits::{Limits, QuotaRates};
 use crate::pricing::{self, PriceTable};
 use crate::provider::quota::Tally;
-use crate::provider::{self, ProviderOptions};
+use crate::provider::{self, ProviderOptions, Rejection};
 use crate::quotas::QuotaTable;
 use crate::report::{self, aggregate, bless, compare, evidence, summary};
 use crate::suite::Suite;
@@ -257,7 +257,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
         let label = format!("{} / {}", sweep.manifest.provider, sweep.manifest.model);
         let outcome = rt.block_on(async {
             let interrupt = signal::listen();
-            sweep.clone().execute(plan.jobs, interrupt, &Console::auto(label)).await
+            sweep.clone().execute(plan.jobs, interrupt, &Console::auto(label.clone())).await
         })?;
         let path = sweep.store.result_path();
         if let Some(signal) = outcome.interrupted {
@@ -274,8 +274,21 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
             )?;
             return Ok(Status::Interrupted(signal));
         }
+        if let Some(stopped) = &outcome.stopped {
+            stopped_early(&rt, &sweep, stopped, outcome.ran + outcome.reused, &args.results, err)?;
+            status = Status::Failed;
+            continue;
+        }
         let result = aggregate::rederive(&outcome.result);
         write!(out, "{}", summary::render(&result))?;
+        if let Some(first) = all_harness_errors(&result) {
+            writeln!(
+                err,
+                "error: every run of {label} ended on a harness error, so the sweep measured nothing about the model; \
+                 the first: {first}"
+            )?;
+            status = Status::Failed;
+        }
         if let Some(tally) = &outcome.quota {
             writeln!(out, "\n{}", quota_summary("Quota", tally, outcome.wall))?;
         }
@@ -313,6 +326,74 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
         writeln!(out, "\nComparison: {}", path.display())?;
     }
     Ok(status)
+}
+
+/// Say why a sweep stopped itself (the server's own words, scrubbed of
+/// keys), what to do, near model ids when the server did not know the
+/// model, and how to go on once it is fixed.
+fn stopped_early(
+    rt: &tokio::runtime::Runtime,
+    sweep: &Sweep,
+    stopped: &super::Stopped,
+    finished: usize,
+    results: &Path,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let m = &sweep.manifest;
+    let rejected = &stopped.rejected;
+    writeln!(
+        err,
+        "error: {} / {}: stopped after {} runs ended on the same error, which no retry can fix:\n  {}\n\
+         What to do: {}",
+        m.provider,
+        m.model,
+        stopped.runs,
+        rejected.message,
+        rejected.rejection.advice(&m.provider)
+    )?;
+    if rejected.rejection == Rejection::UnknownModel {
+        let near = rt.block_on(nearest_models(sweep));
+        if !near.is_empty() {
+            writeln!(err, "Known model ids near `{}`: {}", m.model, near.join(", "))?;
+        }
+    }
+    writeln!(
+        err,
+        "Saved the {finished} finished runs to {} (marked interrupted). Once fixed, run the rest and these again: \
+         vaultbench run --resume {} --retry-errors --results {}",
+        sweep.store.result_path().display(),
+        m.run_id,
+        results.display()
+    )?;
+    Ok(())
+}
+
+/// The model ids nearest to the sweep's: those its server lists (when it
+/// answers within a few seconds) and those the pricing table prices.
+async fn nearest_models(sweep: &Sweep) -> Vec<String> {
+    let mut known = match tokio::time::timeout(Duration::from_secs(10), sweep.source.list_models()).await {
+        Ok(Ok(ids)) => ids,
+        _ => Vec::new(),
+    };
+    if let Ok(table) = PriceTable::load(&sweep.manifest.suite.join("pricing.toml")) {
+        known.extend(table.models.into_keys());
+    }
+    let ids: Vec<&str> = known.iter().map(String::as_str).collect();
+    crate::suite::diagnostics::nearest(&sweep.manifest.model, &ids, 3).into_iter().map(str::to_string).collect()
+}
+
+/// The first harness error, when every run of `result` ended on one.
+fn all_harness_errors(result: &ResultFile) -> Option<&str> {
+    let mut runs = result.tasks.iter().flat_map(|t| &t.runs).peekable();
+    runs.peek()?;
+    let mut first = None;
+    for run in runs {
+        first = first.or(run.errors.first());
+        if !run.has_harness_error() {
+            return None;
+        }
+    }
+    first.map(String::as_str)
 }
 
 /// Print the regression summary against the matching baseline; true when it regressed.
