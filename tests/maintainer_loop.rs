@@ -321,3 +321,29 @@ fn a_mistyped_priced_model_is_caught_before_any_request() {
     }
     assert!(fake.requests().is_empty());
 }
+
+#[test]
+fn a_moving_alias_is_warned_about_before_anything_is_spent() {
+    let dir = project(&["t01"]);
+    let fake = Fake::start(|_, _| {
+        Reply::json(
+            json!({"choices": [{"message": {"role": "assistant", "content": "940 kg"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2}}),
+        )
+    });
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut args = vec!["run", "--provider", "openai", "--model", "qwen-latest"];
+        args.extend_from_slice(extra);
+        let out = command().args(&args).env("OPENAI_BASE_URL", &fake.url).current_dir(dir.path()).output().unwrap();
+        let err = stderr(&out);
+        assert!(out.status.success(), "{err}");
+        let warning = err.find("warning: `qwen-latest` is a moving alias").expect(&err);
+        // At the start: before the first run's progress line.
+        assert!(err.find("t01 #1").is_none_or(|run| warning < run), "{err}");
+    }
+    let out =
+        vaultbench(&["run", "--provider", "reference", "--model", "gemini-3-pro-preview", "--dry-run"], dir.path());
+    assert!(stderr(&out).contains("`gemini-3-pro-preview` is a moving alias"), "{}", stderr(&out));
+    let out = vaultbench(&["run", "--provider", "reference", "--dry-run"], dir.path());
+    assert!(!stderr(&out).contains("moving alias"), "{}", stderr(&out));
+}

@@ -450,6 +450,15 @@ fn select<'s>(args: &RunArgs, suite: &'s Suite, err: &mut dyn Write) -> Result<S
     if provider != "reference" && models.iter().any(Option::is_none) {
         bail!("--model ID (or --models A,B) is required for provider `{provider}`");
     }
+    // Said before anything is spent: only `bless` would refuse it otherwise.
+    for model in models.iter().flatten().filter(|m| bless::is_moving_alias(m)) {
+        writeln!(
+            err,
+            "warning: `{model}` is a moving alias (-latest, -preview): the model behind it can change from one run \
+             to the next, so this sweep cannot be compared over time and `vaultbench bless` will refuse it; \
+             pin a version if there is one"
+        )?;
+    }
     let table_path = args.suite.join("pricing.toml");
     let table = if table_path.is_file() { Some(PriceTable::load(&table_path)?) } else { None };
     Ok(Selection { provider, tasks, shard, models, references, table_path, table })
