@@ -72,6 +72,10 @@ enum Command {
     Report {
         /// The result or baseline file.
         result: PathBuf,
+        /// Where blessed baselines live: the tasks added, removed and edited
+        /// since the result's own baseline are named.
+        #[arg(long, value_name = "DIR", default_value = "evals/baselines")]
+        baselines: PathBuf,
         /// Print the re-derived aggregate block as JSON instead, with the
         /// derived `statistics` (intervals, curve, per tier) added.
         #[arg(long)]
@@ -363,7 +367,7 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Report { result, json } => cmd_report(&result, json),
+        Command::Report { result, baselines, json } => cmd_report(&result, &baselines, json),
         Command::Compare { baseline, result, dirs, json, fail_on_regression, gate } => {
             cmd_compare(baseline, result, &dirs, json, fail_on_regression, gate.rule())
         }
@@ -518,7 +522,7 @@ fn status(result: Result<Status>) -> Result<ExitCode> {
     })
 }
 
-fn cmd_report(path: &Path, json: bool) -> Result<ExitCode> {
+fn cmd_report(path: &Path, baselines: &Path, json: bool) -> Result<ExitCode> {
     let stored = report::load_result(path)?;
     let derived = aggregate::rederive(&stored);
     let diffs = aggregate::differences(&stored, &derived);
@@ -526,6 +530,15 @@ fn cmd_report(path: &Path, json: bool) -> Result<ExitCode> {
         print_json(&summary::ReportJson::of(&derived))?;
     } else {
         out!("{}", summary::render(&derived));
+        let baseline = baselines.join(bless::baseline_file_name(&stored.provider, &stored.model));
+        let is_itself = baseline.canonicalize().ok().zip(path.canonicalize().ok()).is_some_and(|(a, b)| a == b);
+        if baseline.is_file() && !is_itself {
+            let base = report::load_result(&baseline)?;
+            outln!("\nTasks against the baseline {}:", baseline.display());
+            for line in report::drift::task_drift(&base, &stored).to_string().lines() {
+                outln!("  {line}");
+            }
+        }
     }
     if diffs.is_empty() {
         if !json {

@@ -347,3 +347,56 @@ fn a_moving_alias_is_warned_about_before_anything_is_spent() {
     let out = vaultbench(&["run", "--provider", "reference", "--dry-run"], dir.path());
     assert!(!stderr(&out).contains("moving alias"), "{}", stderr(&out));
 }
+
+/// Run the reference provider on the project's suite; the new result's path.
+fn reference_sweep(dir: &Path) -> PathBuf {
+    let before = results(dir);
+    let out = vaultbench(&["run", "--provider", "reference"], dir);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    results(dir).into_iter().find(|p| !before.contains(p)).expect("a new result")
+}
+
+#[test]
+fn compare_and_report_name_the_tasks_added_removed_and_edited_since_the_baseline() {
+    let dir = project(&["alpha", "beta", "gamma", "delta"]);
+    let first = reference_sweep(dir.path());
+    let r = report::load_result(&first).unwrap();
+    assert!(r.tasks.iter().all(|t| t.content_hash.as_deref().is_some_and(|h| h.starts_with("sha256:"))));
+    std::fs::create_dir_all(dir.path().join("evals/baselines")).unwrap();
+    let baseline = dir.path().join("evals/baselines/reference-reference.json");
+    std::fs::copy(&first, &baseline).unwrap();
+    // Edit one task's message and budget, another's fixture file stays; remove one, add one.
+    let evals = dir.path().join("evals");
+    write(
+        &evals,
+        "tasks/beta.json",
+        &task("beta")
+            .replace("Read eval-scratch/notes.md.", "Read the notes.")
+            .replace("\"toolCallBudget\": 3", "\"toolCallBudget\": 4"),
+    );
+    std::fs::remove_file(evals.join("tasks/delta.json")).unwrap();
+    write(&evals, "tasks/epsilon.json", &task("epsilon"));
+    write(&evals, "references/epsilon.json", REFERENCE);
+    let second = reference_sweep(dir.path());
+    let out = vaultbench(&["compare", baseline.to_str().unwrap(), second.to_str().unwrap()], dir.path());
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("Added since the baseline: 1 task (epsilon)."), "{text}");
+    assert!(text.contains("Removed since the baseline: 1 task (delta)."), "{text}");
+    assert!(text.contains("(definition, fixture or setup files edited; same id): 1 task (beta)."), "{text}");
+    assert!(text.contains("Unchanged: 2 tasks."), "{text}");
+    assert!(!text.contains("Task set differs"), "{text}");
+    let json: serde_json::Value = serde_json::from_slice(
+        &vaultbench(&["compare", baseline.to_str().unwrap(), second.to_str().unwrap(), "--json"], dir.path()).stdout,
+    )
+    .unwrap();
+    assert_eq!(json["drift"]["changed"], json!(["beta"]));
+    let out = vaultbench(&["report", second.to_str().unwrap()], dir.path());
+    let text = stdout(&out);
+    assert!(text.contains("Tasks against the baseline") && text.contains("1 task (beta)"), "{text}");
+    // A fixture file edited changes every task that seeds from it.
+    write(&evals, "fixtures/orchard/notes.md", "The apple harvest was 940 kg this quarter, and pears 12 kg.\n");
+    let third = reference_sweep(dir.path());
+    let out = vaultbench(&["compare", second.to_str().unwrap(), third.to_str().unwrap()], dir.path());
+    assert!(stdout(&out).contains("same id): 4 tasks (alpha, beta, epsilon, gamma)."), "{}", stdout(&out));
+}

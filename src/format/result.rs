@@ -4,7 +4,7 @@
 //! re-serializes byte for byte (see `jsnum::to_json_bytes`).
 //!
 //! vaultbench's own additions (`interrupted`, `shard`, `task_filter`, a
-//! run's `endReason`) are optional and omitted when unset, so files without
+//! task's `content_hash`, a run's `endReason`) are optional and omitted when unset, so files without
 //! them keep that shape.
 
 use std::fmt;
@@ -67,6 +67,11 @@ pub struct TaskResult {
     pub id: String,
     pub difficulty: Option<Tier>,
     pub category: Option<String>,
+    /// What the task was when it ran: `sha256:...` of its definition,
+    /// fixture and setup files (`suite::hash`). vaultbench's own; absent
+    /// from the reference harness's files, which keep their shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
     pub n_runs: u32,
     pub passed_count: u32,
     pub solved_count: u32,

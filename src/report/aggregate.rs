@@ -53,6 +53,7 @@ pub fn task_result(id: String, difficulty: Option<Tier>, category: Option<String
         id,
         difficulty,
         category,
+        content_hash: None,
         n_runs: n,
         passed_count,
         solved_count,
@@ -149,7 +150,10 @@ pub fn rederive(result: &ResultFile) -> ResultFile {
     let tasks: Vec<TaskResult> = result
         .tasks
         .iter()
-        .map(|t| task_result(t.id.clone(), t.difficulty, t.category.clone(), t.runs.clone()))
+        .map(|t| TaskResult {
+            content_hash: t.content_hash.clone(),
+            ..task_result(t.id.clone(), t.difficulty, t.category.clone(), t.runs.clone())
+        })
         .collect();
     ResultFile { aggregate: aggregate(&tasks), tasks, ..result.clone() }
 }

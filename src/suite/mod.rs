@@ -8,6 +8,7 @@
 pub mod corpus;
 pub mod diagnostics;
 pub mod fixtures;
+pub mod hash;
 mod validate;
 
 use std::collections::HashMap;

@@ -560,6 +560,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
                 None => provider::default_max_output_tokens(&provider_name),
             },
             tasks: selected.iter().map(|t| t.id.clone()).collect(),
+            content_hashes: content_hashes(&suite.root, selected.iter().copied()),
         };
         let tasks = selected.iter().map(|t| (*t).clone()).collect();
         plans.push((manifest, tasks, source, pricing, limits));
@@ -639,6 +640,23 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
             })
         })
         .collect::<Result<_>>()?;
+    let now = content_hashes(&suite.root, tasks.iter());
+    let edited: Vec<String> = manifest
+        .content_hashes
+        .iter()
+        .filter(|(id, hash)| now.get(*id) != Some(hash))
+        .map(|(id, _)| id.clone())
+        .collect();
+    if !edited.is_empty() {
+        writeln!(
+            err,
+            "warning: {} task{} changed since the sweep started ({}): the runs made now use the edited files, the \
+             result keeps the hashes of the start (so a comparison counts these tasks as changed)",
+            edited.len(),
+            if edited.len() == 1 { "" } else { "s" },
+            report::first_few(&edited)
+        )?;
+    }
     let current = git_sha();
     if current != manifest.git_sha {
         writeln!(
@@ -708,6 +726,15 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
         judge_warning,
         _lock: lock,
     })
+}
+
+/// The content hash of each of `tasks` (see `suite::hash`); a task whose
+/// files cannot be read now has none (its sweep fails on it anyway).
+fn content_hashes<'t>(
+    root: &Path,
+    tasks: impl Iterator<Item = &'t Task>,
+) -> std::collections::BTreeMap<String, String> {
+    tasks.filter_map(|t| crate::suite::hash::content_hash(root, t).ok().map(|h| (t.id.clone(), h))).collect()
 }
 
 /// The rates a sweep of (`provider`, `model`) is paced to: the quotas

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use tokio::task::JoinSet;
 
-use crate::format::result::{ResultFile, RunRecord};
+use crate::format::result::{ResultFile, RunRecord, TaskResult};
 use crate::format::task::Task;
 use crate::limits::Limits;
 use crate::pricing::Pricing;
@@ -225,8 +225,9 @@ impl Sweep {
             .enumerate()
             .filter_map(|(t, task)| {
                 let runs: Vec<RunRecord> = (1..=self.k()).filter_map(|n| done.remove(&(t, n))).collect();
-                (!runs.is_empty()).then(|| {
-                    aggregate::task_result(task.id.clone(), Some(task.difficulty), Some(task.category.clone()), runs)
+                (!runs.is_empty()).then(|| TaskResult {
+                    content_hash: self.manifest.content_hashes.get(&task.id).cloned(),
+                    ..aggregate::task_result(task.id.clone(), Some(task.difficulty), Some(task.category.clone()), runs)
                 })
             })
             .collect();
