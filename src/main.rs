@@ -564,7 +564,7 @@ fn cmd_compare(
 ) -> Result<ExitCode> {
     let result_path = match result {
         Some(p) => p,
-        None => bless::latest_result(&dirs.results)?,
+        None => latest(&dirs.results)?,
     };
     let current = report::load_result(&result_path)?;
     let baseline_path = match baseline {
@@ -596,18 +596,38 @@ fn cmd_compare(
 fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCode> {
     let source = match result {
         Some(p) => p,
-        None => bless::latest_result(&dirs.results)?,
+        None => latest(&dirs.results)?,
     };
     let blessed = bless::bless(&source, &dirs.baselines, force)?;
+    let r = &blessed.result;
+    if blessed.already {
+        outln!(
+            "{} is already the baseline {} (run {}): nothing to do.",
+            source.display(),
+            blessed.baseline_path.display(),
+            r.run_id
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     for r in &blessed.forced {
         errln!("warning: blessed despite: {r}");
     }
-    let r = &blessed.result;
+    if let Some(old) = &blessed.previous {
+        let comparison =
+            compare::compare(old, r, vaultbench::stats::Rule::Statistical { alpha: vaultbench::stats::DEFAULT_ALPHA });
+        outln!("What this bless changes, against the baseline it replaces (run {}):", old.run_id);
+        out!("{}", comparison.summary());
+        outln!();
+    }
     outln!("Blessed {} / {} (run {}, commit {})", r.provider, r.model, r.run_id, r.git_sha);
     outln!("  source:   {}", source.display());
     outln!("  baseline: {}", blessed.baseline_path.display());
     if let Some(old) = &blessed.replaced {
-        outln!("  replaced: the baseline from {old} (recover it with git)");
+        if blessed.previous_in_git {
+            outln!("  replaced: the baseline from {old} (committed: recover it with git)");
+        } else {
+            outln!("  replaced: the baseline from {old} (it was not committed in git, so its content is gone)");
+        }
     }
     let ev = &blessed.evidence;
     if ev.archived > 0 {
@@ -638,6 +658,16 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
         k = r.aggregate.n_runs
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The latest result of `dir` by its run's own time, after a warning for
+/// each result dated in the future (a wrong clock), which is passed over.
+fn latest(dir: &Path) -> Result<PathBuf> {
+    let latest = bless::latest_result(dir)?;
+    for (path, run_id) in &latest.from_the_future {
+        errln!("warning: passing over {}: its run is dated {run_id}, in the future (a wrong clock?)", path.display());
+    }
+    Ok(latest.path)
 }
 
 fn cmd_rescore(

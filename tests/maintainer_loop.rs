@@ -400,3 +400,72 @@ fn compare_and_report_name_the_tasks_added_removed_and_edited_since_the_baseline
     let out = vaultbench(&["compare", second.to_str().unwrap(), third.to_str().unwrap()], dir.path());
     assert!(stdout(&out).contains("same id): 4 tasks (alpha, beta, epsilon, gamma)."), "{}", stdout(&out));
 }
+
+fn git(dir: &Path, args: &[&str]) -> bool {
+    std::process::Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn bless_shows_what_it_replaces_refuses_older_results_and_skips_the_future() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let results = d.join("evals/results");
+    let at = |id: &str, solved: &[bool]| {
+        let mut r = sample_result("ollama", "m1", &[("alpha", solved), ("beta", &[true, true])]);
+        r.run_id = vaultbench::format::result::RunId(id.into());
+        r
+    };
+    // File names that sort the other way round from the runs' times.
+    write_result(&results.join("a-newest.json"), &at("2026-06-02T10:00:00.000Z", &[true, true]));
+    write_result(&results.join("z-older.json"), &at("2026-06-01T10:00:00.000Z", &[true, false]));
+    write_result(&results.join("zz-skewed.json"), &at("2099-01-01T00:00:00.000Z", &[false, false]));
+    let out = vaultbench(&["bless"], d);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{text}{err}");
+    assert!(err.contains("passing over") && err.contains("zz-skewed.json") && err.contains("in the future"), "{err}");
+    assert!(text.contains("Blessed ollama / m1 (run 2026-06-02T10:00:00.000Z"), "{text}");
+    assert!(!text.contains("replaced"), "{text}");
+    let baseline = d.join("evals/baselines/ollama-m1.json");
+    let blessed = std::fs::read(&baseline).unwrap();
+    assert_eq!(blessed, std::fs::read(results.join("a-newest.json")).unwrap());
+
+    // Again: nothing to do, and said so.
+    let out = vaultbench(&["bless", "evals/results/a-newest.json"], d);
+    assert!(out.status.success());
+    assert!(
+        stdout(&out).contains("is already the baseline") && stdout(&out).contains("nothing to do"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!stdout(&out).contains("replaced"));
+
+    // An older result does not silently replace a newer baseline.
+    let out = vaultbench(&["bless", "evals/results/z-older.json"], d);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("ran later") && err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&baseline).unwrap(), blessed, "the baseline is untouched");
+
+    // Forced, it shows the comparison with what it replaces; nothing was committed, so no git promise.
+    let out = vaultbench(&["bless", "evals/results/z-older.json", "--force"], d);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains("against the baseline it replaces (run 2026-06-02T10:00:00.000Z)"), "{text}");
+    assert!(text.contains("=== Regression check vs baseline") && text.contains("alpha: solved 2/2 → 1/2"), "{text}");
+    assert!(text.contains("not committed in git") && !text.contains("recover it with git"), "{text}");
+    assert!(stderr(&out).contains("blessed despite: it ran before the baseline it replaces"), "{}", stderr(&out));
+
+    // Committed, the old baseline can be recovered with git, and the message says so.
+    if !git(d, &["init", "-q"]) {
+        eprintln!("skipping the git part: git is not installed");
+        return;
+    }
+    assert!(git(d, &["add", "evals/baselines"]) && git(d, &["commit", "-q", "-m", "baseline"]));
+    let out = vaultbench(&["bless", "evals/results/a-newest.json"], d);
+    assert!(stdout(&out).contains("(committed: recover it with git)"), "{}", stdout(&out));
+}
