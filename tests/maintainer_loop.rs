@@ -469,3 +469,31 @@ fn bless_shows_what_it_replaces_refuses_older_results_and_skips_the_future() {
     let out = vaultbench(&["bless", "evals/results/a-newest.json"], d);
     assert!(stdout(&out).contains("(committed: recover it with git)"), "{}", stdout(&out));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_vault_name_that_is_not_utf8_is_a_clear_tool_error_in_a_real_run() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = project(&["alpha"]);
+    let fixture = dir.path().join("evals/fixtures/orchard");
+    for bytes in [&b"a\xff.md"[..], b"a\xfe.md"] {
+        std::fs::write(fixture.join(std::ffi::OsStr::from_bytes(bytes)), "x").unwrap();
+    }
+    write(
+        &dir.path().join("evals"),
+        "references/alpha.json",
+        r#"{"steps": [{"tool": "list_files", "args": {"path": "eval-scratch"}}, {"tool": "read_file", "args": {"path": "eval-scratch/notes.md"}}], "answer": "The harvest was 940 kg."}"#,
+    );
+    write(
+        &dir.path().join("evals"),
+        "tasks/alpha.json",
+        &task("alpha").replace("\"toolCallBudget\": 3", "\"toolCallBudget\": 4"),
+    );
+    let file = reference_sweep(dir.path());
+    let transcript = std::fs::read_to_string(report::evidence::transcripts_dir(&file).join("alpha-1.json")).unwrap();
+    assert!(transcript.contains("not valid UTF-8"), "{transcript}");
+    assert!(
+        !transcript.contains("\"eval-scratch/a\\ufffd.md\"") && !transcript.contains("\"eval-scratch/a\u{fffd}.md\""),
+        "never listed as one lossy name"
+    );
+}
