@@ -497,3 +497,101 @@ fn a_vault_name_that_is_not_utf8_is_a_clear_tool_error_in_a_real_run() {
         "never listed as one lossy name"
     );
 }
+
+/// A fake Ollama holding another model, whose target model is slow to
+/// answer its first chat (a cold load); answers the task after that.
+fn cold_ollama() -> Fake {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let other_loaded = Arc::new(AtomicBool::new(true));
+    let chats = Arc::new(AtomicUsize::new(0));
+    Fake::start(move |req, _| match req.path.as_str() {
+        "/api/ps" => {
+            let mut models = vec![json!({"name": "target:latest", "model": "target:latest"})];
+            if other_loaded.load(Ordering::SeqCst) {
+                models.push(json!({"name": "big-other:70b", "model": "big-other:70b"}));
+            }
+            Reply::json(json!({ "models": models }))
+        }
+        "/api/generate" => {
+            assert_eq!(req.body["keep_alive"], 0);
+            assert_eq!(req.body["model"], "big-other:70b", "only the other model is unloaded");
+            // Gone a little later, as a real unload takes time.
+            let flag = other_loaded.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                flag.store(false, Ordering::SeqCst);
+            });
+            Reply::json(json!({"model": "big-other:70b", "response": "", "done": true, "done_reason": "unload"}))
+        }
+        "/api/chat" => {
+            let n = chats.fetch_add(1, Ordering::SeqCst);
+            let reply = Reply::json(json!({"message": {"role": "assistant", "content": "The harvest was 940 kg."},
+                "done": true, "prompt_eval_count": 10, "eval_count": 5}));
+            if n == 0 { reply.delayed(std::time::Duration::from_millis(2500)) } else { reply }
+        }
+        "/api/version" => Reply::json(json!({"version": "0.9.0"})),
+        _ => Reply::status(404, "{}"),
+    })
+}
+
+/// Tasks that must answer within 1.5 s: less than the cold load.
+fn quick_project() -> tempfile::TempDir {
+    let dir = project(&["alpha", "beta"]);
+    for id in ["alpha", "beta"] {
+        let quick = task(id)
+            .replace("\"timeoutMs\": 20000", "\"timeoutMs\": 1500")
+            .replace("\"expectedTools\": [\"read_file\"],", "");
+        write(&dir.path().join("evals"), &format!("tasks/{id}.json"), &quick);
+    }
+    dir
+}
+
+#[test]
+fn a_local_model_is_loaded_by_a_throwaway_generation_after_the_others_are_unloaded() {
+    let dir = quick_project();
+    let fake = cold_ollama();
+    let out = command()
+        .args(["run", "--provider", "ollama", "--model", "target", "--repeat", "2"])
+        .env("OLLAMA_HOST", &fake.url)
+        .env("VAULTBENCH_NO_WARM_UP", "0")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{}{err}", stdout(&out));
+    assert!(err.contains("ollama / target: unloaded the server's other resident models first: big-other:70b"), "{err}");
+    let took: f64 = err.split("loaded the model in ").nth(1).expect(&err).split(' ').next().unwrap().parse().unwrap();
+    assert!(took >= 2.4, "the load's time is printed apart: {took}");
+    assert!(err.contains("(not counted in any run)"), "{err}");
+    let requests = fake.requests();
+    let first_chat = requests.iter().position(|r| r.path == "/api/chat").unwrap();
+    let unload = requests.iter().position(|r| r.path == "/api/generate").unwrap();
+    assert!(unload < first_chat, "unloaded before the target loads");
+    let last_ps = requests.iter().rposition(|r| r.path == "/api/ps").unwrap();
+    assert!(last_ps < first_chat && requests.iter().filter(|r| r.path == "/api/ps").count() >= 2, "polled until gone");
+    let result = report::load_result(&results(dir.path())[0]).unwrap();
+    for run in result.tasks.iter().flat_map(|t| &t.runs) {
+        assert!(run.passed && run.timed_out.is_none(), "{run:?}");
+        assert!(run.metrics.duration_ms < 1500, "the load is in no run: {}", run.metrics.duration_ms);
+    }
+    assert_eq!(result.aggregate.total_runs, 4);
+}
+
+#[test]
+fn without_the_warm_up_the_cold_load_falls_into_the_first_run() {
+    let dir = quick_project();
+    let fake = cold_ollama();
+    let out = command()
+        .args(["run", "--provider", "ollama", "--model", "target", "--no-warm-up"])
+        .env("OLLAMA_HOST", &fake.url)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warm-up"));
+    let result = report::load_result(&results(dir.path())[0]).unwrap();
+    let timed_out = result.tasks.iter().flat_map(|t| &t.runs).filter(|r| r.timed_out == Some(true)).count();
+    assert_eq!(timed_out, 1, "the first run carries the load and times out");
+    assert!(fake.requests().iter().all(|r| r.path != "/api/ps" && r.path != "/api/generate"));
+}

@@ -153,6 +153,11 @@ impl Transport {
         self.quota.clone()
     }
 
+    /// How long a model may take to start answering (`http_timeout`).
+    pub(crate) fn http_timeout(&self) -> Duration {
+        self.limits.http_timeout
+    }
+
     /// POST `body` as JSON to `url` and return the JSON answer, scrubbed of
     /// keys. `deadline` is the run's: see the module docs for what happens
     /// when it passes during the call.

@@ -227,6 +227,44 @@ pub trait Model: Send + Sync {
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
         Box::pin(async { Ok(Vec::new()) })
     }
+    /// Whether the model runs on a local server that loads it on first use,
+    /// so a sweep warms it up before the first timed run (see [`warm_up`]).
+    fn loads_on_first_use(&self) -> bool {
+        false
+    }
+    /// Unload the other models the server holds in memory, waiting until
+    /// they are gone; the names unloaded. Default: nothing to unload.
+    fn unload_others(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+}
+
+/// What warming a model up did: models unloaded first, and how long the
+/// throwaway generation that loaded it took (never counted in any run).
+#[derive(Debug, Clone)]
+pub struct WarmUp {
+    pub unloaded: Vec<String>,
+    pub took: Duration,
+}
+
+/// Load `model` the way the reference harness does before its first timed
+/// task: unload the server's other resident models (so a sweep of several
+/// models never holds two at once), then one throwaway generation of a
+/// single token, whose answer is dropped.
+pub async fn warm_up(model: &dyn Model) -> Result<WarmUp, ModelError> {
+    let unloaded = model.unload_others().await?;
+    let started = Instant::now();
+    let messages = [Message::User { text: "Reply with the word OK.".into() }];
+    let request = ChatRequest {
+        system: "",
+        messages: &messages,
+        tools: &[],
+        temperature: Some(0.0),
+        max_output_tokens: Some(1),
+        deadline: None,
+    };
+    model.chat(request).await?;
+    Ok(WarmUp { unloaded, took: started.elapsed() })
 }
 
 /// Where a sweep gets the model for each run. HTTP providers hand out one
@@ -249,6 +287,11 @@ pub trait ModelSource: Send + Sync {
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
         Box::pin(async { Ok(Vec::new()) })
     }
+    /// Warm the model up before the first timed run (see [`warm_up`]);
+    /// `None` when it needs none (hosted APIs, replayed trajectories).
+    fn warm_up(&self) -> BoxFuture<'_, Option<Result<WarmUp, ModelError>>> {
+        Box::pin(async { None })
+    }
 }
 
 /// One model for every task.
@@ -269,6 +312,9 @@ impl ModelSource for Shared {
     }
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
         self.0.list_models()
+    }
+    fn warm_up(&self) -> BoxFuture<'_, Option<Result<WarmUp, ModelError>>> {
+        Box::pin(async { if self.0.loads_on_first_use() { Some(warm_up(self.0.as_ref()).await) } else { None } })
     }
 }
 

@@ -148,6 +148,12 @@ impl Model for OpenAi {
             Ok(wire::strings_at(&answer["data"], "id"))
         })
     }
+
+    /// llama.cpp, vLLM and LM Studio load (or compile) the model on its
+    /// first request.
+    fn loads_on_first_use(&self) -> bool {
+        true
+    }
 }
 
 /// The `/v1/chat/completions` body for a conversation.

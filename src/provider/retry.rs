@@ -193,6 +193,14 @@ impl Model for Retrying {
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
         self.inner.list_models()
     }
+
+    fn loads_on_first_use(&self) -> bool {
+        self.inner.loads_on_first_use()
+    }
+
+    fn unload_others(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        self.inner.unload_others()
+    }
 }
 
 #[cfg(test)]

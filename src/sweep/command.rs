@@ -80,6 +80,11 @@ pub struct RunArgs {
     /// Keep every run's vault under <results>/<run>/vaults/.
     #[arg(long)]
     pub keep_artifacts: bool,
+    /// Skip the warm-up of local models (ollama, openai): by default the
+    /// other models Ollama holds are unloaded and one throwaway generation
+    /// loads the model before the first timed run, its time printed apart.
+    #[arg(long, env = "VAULTBENCH_NO_WARM_UP", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_warm_up: bool,
     /// Exit 1 when the regression gate finds a regression against the baseline.
     #[arg(long)]
     pub fail_on_regression: bool,
@@ -255,6 +260,9 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
     for plan in plans {
         let sweep = plan.sweep.clone();
         let label = format!("{} / {}", sweep.manifest.provider, sweep.manifest.model);
+        if !args.no_warm_up {
+            warm_up(&rt, &sweep, &label, err)?;
+        }
         let outcome = rt.block_on(async {
             let interrupt = signal::listen();
             sweep.clone().execute(plan.jobs, interrupt, &Console::auto(label.clone())).await
@@ -326,6 +334,34 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
         writeln!(out, "\nComparison: {}", path.display())?;
     }
     Ok(status)
+}
+
+/// Warm the sweep's model up when it needs it (a local server), saying
+/// what was unloaded and how long the load took; a failed warm-up is a
+/// warning (the runs will meet the same fault and record it).
+fn warm_up(rt: &tokio::runtime::Runtime, sweep: &Sweep, label: &str, err: &mut dyn Write) -> Result<()> {
+    match rt.block_on(sweep.source.warm_up()) {
+        None => {}
+        Some(Ok(warm)) => {
+            if !warm.unloaded.is_empty() {
+                writeln!(
+                    err,
+                    "{label}: unloaded the server's other resident models first: {}",
+                    warm.unloaded.join(", ")
+                )?;
+            }
+            writeln!(
+                err,
+                "{label}: warm-up: one throwaway generation loaded the model in {:.2} s (not counted in any run)",
+                warm.took.as_secs_f64()
+            )?;
+        }
+        Some(Err(e)) => writeln!(
+            err,
+            "warning: {label}: the warm-up failed ({e}); the sweep goes on, and its first run may carry the model's load time"
+        )?,
+    }
+    Ok(())
 }
 
 /// Say why a sweep stopped itself (the server's own words, scrubbed of
