@@ -293,6 +293,7 @@ fn a_panic_inside_one_run_is_that_runs_harness_error_and_the_sweep_goes_on() {
             references: PathBuf::new(),
             repeat: 2,
             task_filter: None,
+            offline_judge: false,
             shard: None,
             allow_unpriced: false,
             max_output_tokens: None,

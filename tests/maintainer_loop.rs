@@ -595,3 +595,34 @@ fn without_the_warm_up_the_cold_load_falls_into_the_first_run() {
     assert_eq!(timed_out, 1, "the first run carries the load and times out");
     assert!(fake.requests().iter().all(|r| r.path != "/api/ps" && r.path != "/api/generate"));
 }
+
+#[test]
+fn the_judge_paragraph_is_said_once_when_judge_tasks_will_run_without_a_judge() {
+    let dir = project(&["alpha", "beta"]);
+    let judged = task("alpha").replace(
+        r#"[{ "type": "contains", "value": "940 kg" }]"#,
+        r#"[{ "type": "judge", "criteria": "Says 940 kg." }]"#,
+    );
+    write(&dir.path().join("evals"), "tasks/alpha.json", &judged);
+    let fake = Fake::start(|_, _| {
+        Reply::json(
+            json!({"choices": [{"message": {"role": "assistant", "content": "940 kg"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2}}),
+        )
+    });
+    let out = command()
+        .args(["run", "--provider", "openai", "--models", "m1,m2"])
+        .env("OPENAI_BASE_URL", &fake.url)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("[judge unavailable]").count(), 1, "{err}");
+    assert!(err.contains("1 of the 2 selected tasks have judge matchers (alpha)"), "{err}");
+    for file in results(dir.path()) {
+        let r = report::load_result(&file).unwrap();
+        assert!(!r.offline_judge, "only the reference provider replays labels");
+        assert!(r.tasks.iter().find(|t| t.id == "alpha").unwrap().runs[0].solve_details.judge_skipped);
+    }
+}

@@ -325,6 +325,7 @@ pub(crate) mod tests {
             interrupted: false,
             shard: None,
             task_filter: None,
+            offline_judge: false,
             aggregate: aggregate(std::slice::from_ref(&a)),
             tasks: vec![a],
         };

@@ -60,6 +60,12 @@ pub fn refusals(result: &ResultFile) -> Vec<Refusal> {
     if result.tasks.is_empty() {
         refuse(false, "the result has no tasks".into());
     }
+    if result.offline_judge {
+        refuse(
+            false,
+            "its judge verdicts were replayed offline from the references' labels, not asked of a judge model".into(),
+        );
+    }
     let diffs = aggregate::differences(result, &aggregate::rederive(result));
     if !diffs.is_empty() {
         refuse(

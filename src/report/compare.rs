@@ -802,6 +802,7 @@ mod tests {
             interrupted: false,
             shard: None,
             task_filter: None,
+            offline_judge: false,
             aggregate: aggregate(&tasks),
             tasks,
         }

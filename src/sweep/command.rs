@@ -254,6 +254,13 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
     if let Some(warning) = plans.iter().find_map(|p| p.judge_warning.as_ref()) {
         writeln!(err, "{warning}")?;
     }
+    if plans.iter().any(|p| p.judge.offline) {
+        writeln!(
+            err,
+            "judge: {}; no model is asked, the result is marked offline_judge and can never be blessed",
+            judge::REFERENCE_JUDGE
+        )?;
+    }
     let rt = runtime()?;
     let mut finished: Vec<(PathBuf, ResultFile)> = Vec::new();
     let mut status = Status::Ok;
@@ -334,6 +341,21 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
         writeln!(out, "\nComparison: {}", path.display())?;
     }
     Ok(status)
+}
+
+/// `configured`, unless the sweep replays references without a judge
+/// model: then the offline reference judge, so that the offline path
+/// scores judge matchers too (its result is marked and never blessed).
+fn offline_or(configured: judge::SweepJudge, provider: &str, tasks: &[&Task], references: &Path) -> judge::SweepJudge {
+    if configured.judge.is_some() || provider != "reference" || !tasks.iter().any(|t| t.has_judge_matcher()) {
+        return configured;
+    }
+    judge::SweepJudge {
+        judge: Some(Arc::new(judge::ReferenceJudge::load(tasks, references))),
+        quota: None,
+        label: judge::REFERENCE_JUDGE.to_string(),
+        offline: true,
+    }
 }
 
 /// Warm the sweep's model up when it needs it (a local server), saying
@@ -560,7 +582,8 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
         select(args, &suite, err)?;
     let limits = Limits::from_env()?;
     let quotas = args.quota_table(&args.suite)?;
-    let sweep_judge = judge::configured_with(&quotas, args.judge_quota_flags())?;
+    let sweep_judge =
+        offline_or(judge::configured_with(&quotas, args.judge_quota_flags())?, &provider_name, &selected, &references);
     let judge = sweep_judge.judge.clone();
     let judge_warning = judge.is_none().then(|| judge::unscorable_warning(&selected)).flatten();
     let git_sha = git_sha();
@@ -597,6 +620,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
             },
             tasks: selected.iter().map(|t| t.id.clone()).collect(),
             content_hashes: content_hashes(&suite.root, selected.iter().copied()),
+            offline_judge: sweep_judge.offline,
         };
         let tasks = selected.iter().map(|t| (*t).clone()).collect();
         plans.push((manifest, tasks, source, pricing, limits));
@@ -705,7 +729,7 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
     let quotas = args.quota_table(&manifest.suite)?;
     let mut limits = Limits::from_env()?;
     limits.quota = quota_rates(&quotas, &manifest.provider, &manifest.model, args.quota_flags());
-    let options = ProviderOptions { references_dir: references, limits: limits.clone() };
+    let options = ProviderOptions { references_dir: references.clone(), limits: limits.clone() };
     let source = provider::build(&manifest.provider, Some(&manifest.model), &options)?;
     let refs: Vec<&Task> = tasks.iter().collect();
     source.check(&refs)?;
@@ -722,6 +746,12 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
         writeln!(err, "warning: {w}")?;
     }
     let sweep_judge = judge::configured_with(&quotas, args.judge_quota_flags())?;
+    // The judge the sweep started with: the offline one again, or a model.
+    let sweep_judge = if manifest.offline_judge {
+        offline_or(judge::SweepJudge::default(), &manifest.provider, &refs, &references)
+    } else {
+        sweep_judge
+    };
     let judge = sweep_judge.judge.clone();
     let judge_warning = judge.is_none().then(|| judge::unscorable_warning(&refs)).flatten();
     let jobs = args.jobs.map_or_else(|| provider::default_jobs(&manifest.provider), usize::from);

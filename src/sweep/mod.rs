@@ -240,6 +240,7 @@ impl Sweep {
             interrupted,
             shard: m.shard.clone(),
             task_filter: m.task_filter.clone(),
+            offline_judge: m.offline_judge,
             aggregate: aggregate::aggregate(&tasks),
             tasks,
         }

@@ -53,6 +53,10 @@ pub struct Manifest {
     /// recorded in the result; absent in manifests of older versions.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub content_hashes: std::collections::BTreeMap<String, String>,
+    /// Judge matchers are decided by the offline reference judge (see
+    /// `sweep::judge::ReferenceJudge`); the result says so.
+    #[serde(default)]
+    pub offline_judge: bool,
 }
 
 /// A sweep's folder held by this process; released when dropped.

@@ -130,6 +130,7 @@ pub fn sample_result(provider: &str, model: &str, tasks: &[(&str, &[bool])]) -> 
         interrupted: false,
         shard: None,
         task_filter: None,
+        offline_judge: false,
         aggregate: aggregate::aggregate(&tasks),
         tasks,
     }
