@@ -294,7 +294,6 @@ fn committed_in_git(path: &Path) -> bool {
             .status()
             .is_ok_and(|s| s.success())
     };
-    let name = name.as_ref();
     git(&["ls-files".as_ref(), "--error-unmatch".as_ref(), "--".as_ref(), name])
         && git(&["diff".as_ref(), "--quiet".as_ref(), "HEAD".as_ref(), "--".as_ref(), name])
 }
