@@ -267,7 +267,7 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
     for plan in plans {
         let sweep = plan.sweep.clone();
         let label = format!("{} / {}", sweep.manifest.provider, sweep.manifest.model);
-        if !args.no_warm_up {
+        if !args.no_warm_up && sweep.has_pending()? {
             warm_up(&rt, &sweep, &label, err)?;
         }
         let outcome = rt.block_on(async {

@@ -104,6 +104,18 @@ impl Sweep {
         self.manifest.repeat
     }
 
+    /// Whether any cell is still to run (a resumed sweep may have none).
+    pub fn has_pending(&self) -> Result<bool> {
+        for task in &self.tasks {
+            for n in 1..=self.k() {
+                if self.store.load_cell(&task.id, n)?.is_none() {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
     /// Run every cell not already finished, `jobs` at a time, until all are
     /// done or `interrupt` fires; then write the result file. When the
     /// model's server has a quota, fewer runs go at once while it is under
