@@ -626,3 +626,59 @@ fn the_judge_paragraph_is_said_once_when_judge_tasks_will_run_without_a_judge() 
         assert!(r.tasks.iter().find(|t| t.id == "alpha").unwrap().runs[0].solve_details.judge_skipped);
     }
 }
+
+/// OpenAI's documented 401 for any key but `good`; an answer for `good`.
+fn keyed_server() -> Fake {
+    Fake::start(|req, _| {
+        if req.header("authorization") == Some("Bearer good") {
+            return Reply::json(json!({"choices": [{"message": {"role": "assistant",
+                "content": "The harvest was 940 kg."}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5}}));
+        }
+        Reply::json(json!({"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+            "param": null, "code": "invalid_api_key"}}))
+        .with_status(401)
+    })
+}
+
+#[test]
+fn a_bad_key_met_by_the_warm_up_stops_before_any_run_and_the_fixed_sweep_resumes() {
+    let dir = project(&["t01", "t02", "t03", "t04"]);
+    let fake = keyed_server();
+    let run = |key: &str, extra: &[&str], warm: &str| {
+        let mut args = vec!["run", "--provider", "openai", "--model", "m", "--repeat", "2", "--jobs", "1"];
+        args.extend_from_slice(extra);
+        command()
+            .args(&args)
+            .env("OPENAI_BASE_URL", &fake.url)
+            .env("OPENAI_API_KEY", key)
+            .env("VAULTBENCH_NO_WARM_UP", warm)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    // With the warm-up, the first request is the warm-up's: refused, so no run is made.
+    let out = run("bad", &[], "0");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("stopped before any run: the warm-up met an error, which no retry can fix"), "{err}");
+    assert_eq!(fake.requests().len(), 1);
+    assert!(results(dir.path()).is_empty(), "no run, no result");
+
+    // Without it: three runs refused alike, then the advice is followed once the key is fixed.
+    let out = run("bad", &[], "1");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let resume = err.split("vaultbench run --resume ").nth(1).expect(&err).split(' ').next().unwrap().to_string();
+    let out = run("good", &["--resume", &resume, "--retry-errors"], "1");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let finished: Vec<_> = results(dir.path())
+        .into_iter()
+        .map(|p| report::load_result(&p).unwrap())
+        .filter(|r| r.run_id.0 == resume)
+        .collect();
+    assert_eq!(finished.len(), 1);
+    let r = &finished[0];
+    assert!(!r.interrupted && r.aggregate.total_runs == 8, "{:?}", r.aggregate);
+    assert!(r.tasks.iter().flat_map(|t| &t.runs).all(|run| run.passed && run.errors.is_empty()));
+}

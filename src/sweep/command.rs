@@ -267,8 +267,14 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
     for plan in plans {
         let sweep = plan.sweep.clone();
         let label = format!("{} / {}", sweep.manifest.provider, sweep.manifest.model);
-        if !args.no_warm_up && sweep.has_pending()? {
-            warm_up(&rt, &sweep, &label, err)?;
+        if !args.no_warm_up
+            && sweep.has_pending()?
+            && let Some(rejected) = warm_up(&rt, &sweep, &label, err)?
+        {
+            // Refused for good before any run: nothing is spent on runs that cannot work.
+            stopped_early(&rt, &sweep, &super::Stopped { rejected, runs: 0 }, 0, &args.results, err)?;
+            status = Status::Failed;
+            continue;
         }
         let outcome = rt.block_on(async {
             let interrupt = signal::listen();
@@ -359,9 +365,15 @@ fn offline_or(configured: judge::SweepJudge, provider: &str, tasks: &[&Task], re
 }
 
 /// Warm the sweep's model up when it needs it (a local server), saying
-/// what was unloaded and how long the load took; a failed warm-up is a
+/// what was unloaded and how long the load took. A refusal no retry can fix
+/// is returned (the sweep stops before any run); any other failure is a
 /// warning (the runs will meet the same fault and record it).
-fn warm_up(rt: &tokio::runtime::Runtime, sweep: &Sweep, label: &str, err: &mut dyn Write) -> Result<()> {
+fn warm_up(
+    rt: &tokio::runtime::Runtime,
+    sweep: &Sweep,
+    label: &str,
+    err: &mut dyn Write,
+) -> Result<Option<crate::provider::Rejected>> {
     match rt.block_on(sweep.source.warm_up()) {
         None => {}
         Some(Ok(warm)) => {
@@ -378,12 +390,13 @@ fn warm_up(rt: &tokio::runtime::Runtime, sweep: &Sweep, label: &str, err: &mut d
                 warm.took.as_secs_f64()
             )?;
         }
+        Some(Err(crate::provider::ModelError::Rejected(rejected))) => return Ok(Some(rejected)),
         Some(Err(e)) => writeln!(
             err,
             "warning: {label}: the warm-up failed ({e}); the sweep goes on, and its first run may carry the model's load time"
         )?,
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Say why a sweep stopped itself (the server's own words, scrubbed of
@@ -399,13 +412,15 @@ fn stopped_early(
 ) -> Result<()> {
     let m = &sweep.manifest;
     let rejected = &stopped.rejected;
+    let when = match stopped.runs {
+        0 => "stopped before any run: the warm-up met an error".to_string(),
+        n => format!("stopped after {n} runs ended on the same error"),
+    };
     writeln!(
         err,
-        "error: {} / {}: stopped after {} runs ended on the same error, which no retry can fix:\n  {}\n\
-         What to do: {}",
+        "error: {} / {}: {when}, which no retry can fix:\n  {}\nWhat to do: {}",
         m.provider,
         m.model,
-        stopped.runs,
         rejected.message,
         rejected.rejection.advice(&m.provider)
     )?;
@@ -415,14 +430,18 @@ fn stopped_early(
             writeln!(err, "Known model ids near `{}`: {}", m.model, near.join(", "))?;
         }
     }
-    writeln!(
-        err,
-        "Saved the {finished} finished runs to {} (marked interrupted). Once fixed, run the rest and these again: \
-         vaultbench run --resume {} --retry-errors --results {}",
-        sweep.store.result_path().display(),
-        m.run_id,
-        results.display()
-    )?;
+    if stopped.runs == 0 {
+        writeln!(err, "Once fixed: vaultbench run --resume {} --results {}", m.run_id, results.display())?;
+    } else {
+        writeln!(
+            err,
+            "Saved the {finished} finished runs to {} (marked interrupted). Once fixed, run the rest and these \
+             again: vaultbench run --resume {} --retry-errors --results {}",
+            sweep.store.result_path().display(),
+            m.run_id,
+            results.display()
+        )?;
+    }
     Ok(())
 }
 
