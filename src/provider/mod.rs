@@ -259,7 +259,8 @@ pub async fn warm_up(model: &dyn Model) -> Result<WarmUp, ModelError> {
         system: "",
         messages: &messages,
         tools: &[],
-        temperature: Some(0.0),
+        // The server's defaults: some models refuse a temperature.
+        temperature: None,
         max_output_tokens: Some(1),
         deadline: None,
     };

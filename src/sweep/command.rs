@@ -365,9 +365,9 @@ fn offline_or(configured: judge::SweepJudge, provider: &str, tasks: &[&Task], re
 }
 
 /// Warm the sweep's model up when it needs it (a local server), saying
-/// what was unloaded and how long the load took. A refusal no retry can fix
-/// is returned (the sweep stops before any run); any other failure is a
-/// warning (the runs will meet the same fault and record it).
+/// what was unloaded and how long the load took. A refusal of the key or
+/// the model is returned (the sweep stops before any run); any other
+/// failure is a warning (the runs will meet the same fault and record it).
 fn warm_up(
     rt: &tokio::runtime::Runtime,
     sweep: &Sweep,
@@ -390,7 +390,14 @@ fn warm_up(
                 warm.took.as_secs_f64()
             )?;
         }
-        Some(Err(crate::provider::ModelError::Rejected(rejected))) => return Ok(Some(rejected)),
+        // The key and the model are the same for every request; the
+        // warm-up's own request (tiny, without tools) is not, so a request
+        // the server rejects as invalid says nothing about the runs'.
+        Some(Err(crate::provider::ModelError::Rejected(rejected)))
+            if rejected.rejection != Rejection::InvalidArgument =>
+        {
+            return Ok(Some(rejected));
+        }
         Some(Err(e)) => writeln!(
             err,
             "warning: {label}: the warm-up failed ({e}); the sweep goes on, and its first run may carry the model's load time"
