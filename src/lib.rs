@@ -12,6 +12,7 @@ pub mod fsio;
 pub mod jsnum;
 pub mod judge;
 pub mod limits;
+pub mod output;
 pub mod pricing;
 pub mod provider;
 pub mod publish;

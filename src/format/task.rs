@@ -76,6 +76,14 @@ impl Task {
     pub fn has_judge_matcher(&self) -> bool {
         self.output_matchers.iter().any(|m| matches!(m, Matcher::Judge { .. }))
     }
+
+    /// The criteria of the task's judge matchers, in order.
+    pub fn judge_criteria(&self) -> impl Iterator<Item = &str> {
+        self.output_matchers.iter().filter_map(|m| match m {
+            Matcher::Judge { criteria } => Some(criteria.as_str()),
+            _ => None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

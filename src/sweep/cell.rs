@@ -14,7 +14,7 @@ use crate::format::result::{EndReason, RunMetrics, RunRecord};
 use crate::format::task::{Task, VaultAssertion};
 use crate::limits::Limits;
 use crate::pricing::Pricing;
-use crate::provider::Model;
+use crate::provider::{Model, Rejected};
 use crate::score::{self, Judge, RegexBudget, RunEnd, RunEvidence, VaultState};
 use crate::suite::fixtures::{self, Kind};
 use crate::vault::{Toolbox, Vault};
@@ -47,6 +47,8 @@ impl CellEnv<'_> {
 pub struct CellOutput {
     pub record: RunRecord,
     pub transcript: Transcript,
+    /// See [`agent::Outcome::rejected`].
+    pub rejected: Option<Rejected>,
 }
 
 /// The transcript file of one run (`<results>/<stem>/<task>-<n>.json`).
@@ -139,6 +141,7 @@ pub async fn run(env: &CellEnv<'_>, task: &Task, model: &dyn Model, keep: Option
             transcript_path: String::new(),
         },
         transcript: outcome.transcript,
+        rejected: outcome.rejected,
     }
 }
 
@@ -179,6 +182,7 @@ pub async fn harness_failure(env: &CellEnv<'_>, task: &Task, error: String) -> C
             events: vec![],
             end: agent::End { reason: Ending::HarnessError.as_str().into(), detail: error, duration_ms: 0 },
         },
+        rejected: None,
     }
 }
 

@@ -229,6 +229,11 @@ pub struct Baseline {
 /// its figures against its runs.
 pub fn parse(text: &str) -> Result<Headline, String> {
     let mut result: ResultFile = fsio::parse_json(text).map_err(|e| format!("not a result file: {e}"))?;
+    if result.offline_judge {
+        return Err("its judge verdicts come from the offline reference judge, a self-check of the harness, not \
+                    a measurement of the model; it is never a published row"
+            .into());
+    }
     let diffs = check_figures(&mut result);
     if !diffs.is_empty() {
         let shown: Vec<String> = diffs.iter().take(3).map(ToString::to_string).collect();
@@ -504,6 +509,7 @@ mod tests {
             model: model.into(),
             provider: "p".into(),
             interrupted: false,
+            offline_judge: false,
             shard: None,
             task_filter: None,
             aggregate: crate::report::aggregate::aggregate(std::slice::from_ref(&task)),
