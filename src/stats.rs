@@ -7,27 +7,20 @@
 pub use vaultbench_stats::*;
 
 use crate::format::Tier;
-use crate::format::result::ResultFile;
+use crate::format::result::{ResultFile, TaskResult};
 use crate::jsnum;
 
 /// The tasks of a result file, counted from their runs (not from the stored
 /// counts, which `report` checks separately).
 pub fn counts(result: &ResultFile) -> Vec<TaskCounts> {
-    result
-        .tasks
-        .iter()
-        .map(|t| {
-            let passed = t.runs.iter().filter(|r| r.passed).count() as u32;
-            let solved = t.runs.iter().filter(|r| r.solved).count() as u32;
-            TaskCounts::new(
-                t.id.clone(),
-                t.difficulty.map_or("untagged", Tier::as_str),
-                t.runs.len() as u32,
-                passed,
-                solved,
-            )
-        })
-        .collect()
+    result.tasks.iter().map(counts_of).collect()
+}
+
+/// One task of a result file, counted from its runs.
+pub fn counts_of(t: &TaskResult) -> TaskCounts {
+    let passed = t.runs.iter().filter(|r| r.passed).count() as u32;
+    let solved = t.runs.iter().filter(|r| r.solved).count() as u32;
+    TaskCounts::new(t.id.clone(), t.difficulty.map_or("untagged", Tier::as_str), t.runs.len() as u32, passed, solved)
 }
 
 /// One decimal, rounded as the aggregate block rounds rates (`Math.round`,

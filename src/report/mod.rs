@@ -30,6 +30,31 @@ pub fn load_result(path: &Path) -> Result<ResultFile> {
     fsio::read_json(path)
 }
 
+/// A baseline from its text, as it is read wherever it is shown (the site,
+/// the history of blessings): parsed by the reader [`load_result`] uses,
+/// refused when its judge verdicts were replayed offline (a self-check of
+/// the harness, never a measurement), and its stored figures checked
+/// against its runs (`aggregate::check_figures`). The error says why, for a
+/// caller that names the file.
+pub fn parse_checked(text: &str) -> Result<ResultFile, String> {
+    let mut result: ResultFile = fsio::parse_json(text).map_err(|e| format!("not a result file: {e}"))?;
+    if result.offline_judge {
+        return Err("its judge verdicts come from the offline reference judge, a self-check of the harness, not \
+                    a measurement of the model; it is never a published row"
+            .into());
+    }
+    let diffs = aggregate::check_figures(&mut result);
+    if !diffs.is_empty() {
+        let shown: Vec<String> = diffs.iter().take(3).map(ToString::to_string).collect();
+        let more = if diffs.len() > 3 { format!(" and {} more", diffs.len() - 3) } else { String::new() };
+        return Err(format!(
+            "its stored figures are not those its runs give ({}{more}; `vaultbench report` on the file lists each)",
+            shown.join("; ")
+        ));
+    }
+    Ok(result)
+}
+
 /// Write a result file atomically, in the reference harness's layout.
 pub fn write_result(path: &Path, result: &ResultFile) -> Result<()> {
     let bytes = jsnum::to_json_bytes(result)?;

@@ -26,7 +26,6 @@ use crate::format::result::{MatcherDetail, ResultFile, RunRecord, TaskResult};
 use crate::fsio;
 use crate::publish::Warning;
 use crate::publish::load::inputs;
-use crate::report::aggregate::check_figures;
 
 /// The headline part of a result/baseline file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -228,22 +227,7 @@ pub struct Baseline {
 /// Read one baseline from its text, as `report` reads a result, and check
 /// its figures against its runs.
 pub fn parse(text: &str) -> Result<Headline, String> {
-    let mut result: ResultFile = fsio::parse_json(text).map_err(|e| format!("not a result file: {e}"))?;
-    if result.offline_judge {
-        return Err("its judge verdicts come from the offline reference judge, a self-check of the harness, not \
-                    a measurement of the model; it is never a published row"
-            .into());
-    }
-    let diffs = check_figures(&mut result);
-    if !diffs.is_empty() {
-        let shown: Vec<String> = diffs.iter().take(3).map(ToString::to_string).collect();
-        let more = if diffs.len() > 3 { format!(" and {} more", diffs.len() - 3) } else { String::new() };
-        return Err(format!(
-            "its stored figures are not those its runs give ({}{more}; `vaultbench report` on the file lists each)",
-            shown.join("; ")
-        ));
-    }
-    Ok(Headline::from(result))
+    crate::report::parse_checked(text).map(Headline::from)
 }
 
 /// A headline from JSON with any field missing, for the tests of the pages.
