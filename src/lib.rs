@@ -9,6 +9,7 @@ pub mod blocking;
 pub mod env;
 pub mod format;
 pub mod fsio;
+pub mod history;
 pub mod jsnum;
 pub mod judge;
 pub mod limits;
