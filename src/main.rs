@@ -172,6 +172,30 @@ enum Command {
         command: CalibrateCommand,
     },
     Publish(vaultbench::publish::args::PublishArgs),
+    /// Every blessing of each baseline, from git, and how each model moved.
+    ///
+    /// Reads every committed version of the baseline files in --baselines
+    /// (a file renamed is followed; the working tree's file, blessed and not
+    /// committed yet, is the latest blessing). For each model: pass^k,
+    /// solve^k and the mean rates at each blessing with their 95% intervals
+    /// (bootstrap over tasks), each step between blessings judged as
+    /// `compare` judges (paired bootstrap and exact tests at alpha 0.05, in
+    /// both directions: a significant change, within noise, or no change),
+    /// and the tasks flagged: a stable task (k of k) that became flaky or
+    /// failing, or the reverse, with its Fisher exact test, and a task whose
+    /// definition changed (its content hash), which is not a model change.
+    /// A shallow clone gives the commits it has (`git fetch --unshallow` for
+    /// the rest); no repository gives the current baselines alone, with a note.
+    History {
+        /// A model id, provider/model, or a file name the baseline has or had [default: every model].
+        model: Option<String>,
+        /// Where the blessed baselines live.
+        #[arg(long, value_name = "DIR", default_value = "evals/baselines")]
+        baselines: PathBuf,
+        /// Print the history as JSON: every blessing, step and task.
+        #[arg(long)]
+        json: bool,
+    },
     /// Internal: match regular expressions for the parent process (see score::sandbox).
     #[command(name = "regex-worker", hide = true)]
     RegexWorker,
@@ -301,6 +325,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     (&["calibrate", "corpus"], "vaultbench calibrate corpus --out /tmp/gold.json"),
     (&["calibrate", "judge"], "vaultbench calibrate judge --model gemini-2.5-flash --jobs 8"),
     (&["publish"], "vaultbench publish --watch --port 4000"),
+    (&["history"], "vaultbench history gemini/gemini-2.5-flash --json"),
 ];
 
 /// The command line with each command's example at the end of its help.
@@ -385,6 +410,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             &mut output::stderr(),
         )),
         Command::Publish(args) => cmd_publish(&args),
+        Command::History { model, baselines, json } => cmd_history(model.as_deref(), &baselines, json),
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {
             let path = file.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
             let file: CalibrationFile = fsio::read_json(&path)?;
@@ -511,6 +537,25 @@ fn cmd_publish(args: &vaultbench::publish::args::PublishArgs) -> Result<ExitCode
         errln!("warning: {w}");
     }
     outln!("{report}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_history(model: Option<&str>, dir: &Path, json: bool) -> Result<ExitCode> {
+    use vaultbench::history;
+    if !dir.is_dir() {
+        anyhow::bail!("the baselines folder {} does not exist (--baselines)", dir.display());
+    }
+    let history = history::load(dir);
+    let models = match model {
+        Some(name) => history.select(name).map_err(|e| anyhow::anyhow!(e))?,
+        None => history.models.iter().collect(),
+    };
+    let folder = dir.display().to_string();
+    if json {
+        print_json(&history::text::Json { baselines: &folder, alpha: history.alpha, notes: &history.notes, models })?;
+    } else {
+        out!("{}", history::text::render(&history, &models, &folder));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
