@@ -348,3 +348,106 @@ fn a_closed_stdout_never_panics() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn the_pages_show_the_history_the_changes_and_the_mark_in_the_table() {
+    let Some((repo, _)) = history_repo() else { return };
+    std::fs::create_dir_all(repo.root().join("docs")).unwrap();
+    let out = vaultbench(&["publish", "--out", "site", "--suite", "none"], repo.root());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let read = |rel: &str| std::fs::read_to_string(repo.root().join("site").join(rel)).unwrap();
+
+    let page = read("baselines/gemini-gemini-2.5-flash.html");
+    let history = &page[page.find("id=\"history\"").expect("a history section")..];
+    assert!(history.contains("earlier named <code>gemini-gemini-2-5-flash.json</code>"), "{history}");
+    assert!(history.contains("<tr id=\"blessing-3\">"), "{history}");
+    assert!(history.contains("class=\"history-mark significant\">significant change</span>"), "{history}");
+    // The chart: a bar for each blessing's interval, on both lines.
+    assert_eq!(history.matches("style=\"stroke-width:1;stroke-dasharray:none;opacity:0.6\"").count(), 6, "{history}");
+    assert!(history.contains("<title>solve^k: blessing = 3: 76.9% [53.8, 100.0]</title>"), "{history}");
+    assert!(history.contains("92.3% [") && history.contains("76.9% ["), "{history}");
+    assert!(history.contains("tasks changed (left out): <code>edited</code>"), "{history}");
+    // The strip: drift first (flagged at the latest blessing), linked to its runs.
+    let drift = &history[history.find("id=\"history-task-drift\"").unwrap()..];
+    assert!(drift.starts_with("id=\"history-task-drift\"><td><a href=\"../baselines/gemini-gemini-2.5-flash/drift.html\"><code>drift</code></a>"), "{drift}");
+    assert!(drift.contains(">5/5</td><td class=\"cell-some\" title=\"flaky\">1/5</td>"), "{drift}");
+    assert!(drift.contains("#3 stable → flaky: more than noise"), "{drift}");
+    assert!(history.contains("class=\"cell-none changed\" title=\"failing; task changed\">0/5"), "{history}");
+
+    let changes = read("changes.html");
+    assert!(changes.contains("<h1 id=\"changes\">What changed"), "{changes}");
+    let flash = &changes[changes.find("gemini-2.5-flash</code>").unwrap()..];
+    assert!(flash.contains("significant change"), "{flash}");
+    assert!(
+        flash.contains("<a href=\"baselines/gemini-gemini-2.5-flash/drift.html\"><code>drift</code></a> 5/5 → 1/5: "),
+        "{flash}"
+    );
+    assert!(flash.contains("<code>edited</code></a> 5/5 → 0/5: <span class=\"history-mark task_changed\">task changed, not a model change"), "{flash}");
+    assert!(changes.contains("href=\"baselines/ollama-gemma4-e4b.html#history\""), "{changes}");
+    assert!(changes.contains("definition unknown (no content hash)"), "{changes}");
+    assert!(changes.contains("Note: 1 version does not read as a result and is left out: odd name"), "{changes}");
+
+    let results = read("results.html");
+    let header = &results[results.find("<thead>").unwrap()..results.find("</thead>").unwrap()];
+    let columns: Vec<&str> = header.split("<th>").skip(1).map(|c| c.split("</th>").next().unwrap()).collect();
+    assert_eq!(
+        columns,
+        [
+            "Model",
+            "Provider",
+            "k",
+            "Tasks",
+            "pass^k",
+            "solve^k",
+            "T1",
+            "T2",
+            "T3",
+            "T4",
+            "Date (UTC)",
+            "Commit",
+            "solve^k 95% interval",
+            "Cost per run (USD)",
+            "Mean turns",
+            "Since last blessing"
+        ]
+    );
+    assert!(results.contains("href=\"baselines/gemini-gemini-2.5-flash.html#history\""), "{results}");
+    // solve^5 on the 12 tasks both ran with the same definition: 11 of 12, then 10 of 12.
+    assert!(results.contains("-8.3 pts · significant</a>"), "{results}");
+    assert!(results.contains("<a href=\"changes.html\""), "the navigation leads to What changed");
+}
+
+#[test]
+fn a_docs_only_rebuild_does_not_read_the_history_again_and_a_baseline_change_does() {
+    use std::sync::Arc;
+    use vaultbench::publish::{ChangeKind, PublishOptions, Site};
+    let Some((repo, _)) = history_repo() else { return };
+    std::fs::create_dir_all(repo.root().join("docs")).unwrap();
+    let options = PublishOptions {
+        docs: repo.root().join("docs"),
+        baselines: repo.baselines(),
+        suite: repo.root().join("none"),
+        out: repo.root().join("site"),
+        templates: repo.root().join("templates"),
+        config: repo.root().join("vaultbench.toml"),
+        ..PublishOptions::default()
+    };
+    let mut site = Site::load(options).unwrap();
+    let first = Arc::clone(site.history());
+    assert_eq!(first.models.len(), 2);
+    // A new blessing committed: only a baseline change reads it.
+    let mut fourth = flash(3);
+    fourth.run_id = RunId("2026-04-01T10:00:00.000Z".into());
+    repo.write("gemini-gemini-2.5-flash.json", &fourth);
+    repo.commit("bless flash again", "2026-04-05T12:00:00Z");
+    std::fs::write(repo.root().join("docs/page.md"), "# A page\n").unwrap();
+    for kind in [ChangeKind::Content, ChangeKind::Static, ChangeKind::Templates, ChangeKind::Tasks] {
+        site.reload(kind).unwrap();
+        assert!(Arc::ptr_eq(&first, site.history()), "{kind:?} read the history again");
+        site.render().unwrap();
+    }
+    site.reload(ChangeKind::Baselines).unwrap();
+    assert!(!Arc::ptr_eq(&first, site.history()));
+    let flash = site.history().models.iter().find(|m| m.model == "gemini-2.5-flash").unwrap();
+    assert_eq!(flash.blessings.len(), 4);
+}

@@ -60,7 +60,9 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
     // interval column comes after them.
     let published: Vec<Vec<String>> = rows.iter().map(|r| r[..12].to_vec()).collect();
     assert_eq!(published, expected, "the generated table differs from the published one");
-    assert!(rows.iter().all(|r| r.len() == 15 && r[12].contains("% ±")), "{rows:?}");
+    assert!(rows.iter().all(|r| r.len() == 16 && r[12].contains("% ±")), "{rows:?}");
+    // Last, the change since the previous blessing: none outside a repository.
+    assert!(rows.iter().all(|r| r[15] == "—"), "{rows:?}");
     // Then the mean cost per run and the mean turns, as each baseline's aggregate has them.
     for (row, file) in rows.iter().zip(["gemini-gemini-3.1-flash-lite.json", "gemini-gemini-2.5-flash.json"]) {
         let json: serde_json::Value =
@@ -68,7 +70,7 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
         let a = &json["aggregate"];
         let cost = vaultbench::jsnum::to_fixed(a["mean_cost_usd"].as_f64().unwrap(), 6);
         let turns = vaultbench::jsnum::to_fixed(a["mean_turns"].as_f64().unwrap(), 1);
-        assert_eq!(row[13..], [cost, turns], "{file}");
+        assert_eq!(row[13..15], [cost, turns], "{file}");
     }
     // 74.1% and 57.4% differ by more than noise: no tie mark; the caption states the noise floor.
     assert!(!results.contains("≈ tied"), "{results}");
@@ -265,8 +267,9 @@ fn rows_within_noise_of_the_row_above_are_marked_tied_and_other_task_sets_are_no
     assert_eq!(solve_cells, ["80.0%", "76.7% ≈ tied", "20.0%", "16.7%"]);
     assert!(results.contains("statistically tied with top: solve^5 differs by -3.3 points ["), "{results}");
     assert!(results.contains("≈ marks a row statistically tied with it"), "{results}");
-    // The twelve columns keep their values; the interval, cost and turns follow Commit.
-    assert!(rows.iter().all(|r| r.len() == 15), "{rows:?}");
+    // The twelve columns keep their values; the interval, cost, turns and
+    // the change since the previous blessing follow Commit.
+    assert!(rows.iter().all(|r| r.len() == 16), "{rows:?}");
     assert!(rows[0][12].starts_with("80.0% ±"), "{:?}", rows[0]);
 }
 
@@ -453,9 +456,10 @@ fn the_upstream_vitepress_corpus_publishes_with_no_vitepress_syntax_left() {
             pages.push(path.strip_prefix(&site).unwrap().to_string_lossy().into_owned());
         }
     }
-    // 32 pages, 4 generated pages, 2 baseline pages with a page per task
-    // (54 each), the page comparing them and the 404 page.
-    assert_eq!(pages.len(), 32 + 4 + 2 + 2 * 54 + 1 + 1, "{pages:?}");
+    // 32 pages, 5 generated pages (results, matrix, catalog, compare, what
+    // changed), 2 baseline pages with a page per task (54 each), the page
+    // comparing them and the 404 page.
+    assert_eq!(pages.len(), 32 + 5 + 2 + 2 * 54 + 1 + 1, "{pages:?}");
 
     // Every Markdown page: no container markers, Vue blocks or bindings left.
     let mut fences = 0;

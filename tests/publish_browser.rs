@@ -175,9 +175,11 @@ fn the_results_page_reloads_with_a_new_baseline_within_two_seconds() {
             "0123abc",
             "50.0% ±50.0",
             "0.000000",
-            "3.0"
+            "3.0",
+            "—"
         ]]),
-        "the table as the browser shows it: the twelve columns, then the interval, cost and turns"
+        "the table as the browser shows it: the twelve columns, then the interval, cost, turns and the change since \
+         the previous blessing (none outside a repository)"
     );
     let link = driver.eval("return document.querySelector('table.results tbody tr td:nth-child(12) a').href;");
     assert_eq!(link, json!("https://example.org/repo/commit/0123abc"));
@@ -226,7 +228,8 @@ fn the_results_page_reloads_with_a_new_baseline_within_two_seconds() {
             "0123abc",
             "100.0% ±0.0",
             "0.000000",
-            "3.0"
+            "3.0",
+            "—"
         ])
     );
     drop(driver);

@@ -21,6 +21,7 @@ use crate::publish::load::content::{self, Asset, Content, Outline, Page};
 use crate::publish::load::dates::{self, Dates};
 use crate::publish::model::baseline::BaselineView;
 use crate::publish::model::compare::{self, PairPage};
+use crate::publish::model::history::{self as history_model, CHANGES_PAGE, ChangesView, ModelSection};
 use crate::publish::model::results::{self, SuiteView};
 use crate::publish::model::runs::{RunView, TaskPage};
 use crate::publish::model::transcripts::{self, TranscriptView, Transcripts};
@@ -81,6 +82,8 @@ const RESULTS_DESCRIPTION: &str =
 const MATRIX_DESCRIPTION: &str = "Solved runs out of k for every task of every blessed baseline, side by side.";
 const COMPARE_DESCRIPTION: &str =
     "Two blessed baselines side by side: every task where they differ, with a paired test of the difference.";
+const CHANGES_DESCRIPTION: &str = "The latest blessing of each model against the one before: the figures that moved, \
+     judged as compare judges, and the tasks that drifted, linked to their runs.";
 const CATALOG_DESCRIPTION: &str =
     "The tasks of the current suite: tier, category, the tools each expects or forbids, and its checks.";
 
@@ -102,6 +105,9 @@ pub struct Site {
     suite_warnings: Vec<Warning>,
     /// "Last updated" dates of the docs pages.
     dates: Dates,
+    /// Every blessing of every baseline, from git: read with the baselines
+    /// and only then (a docs-only rebuild never reads git again).
+    history: Arc<crate::history::History>,
     /// The task, transcript and pair pages of the last build, kept for the
     /// next one when rebuilding (`--watch`; see [`Site::keep_pages`]).
     kept: Mutex<Option<KeptPages>>,
@@ -271,6 +277,7 @@ enum Source<'a> {
         view: &'a BaselineView,
         description: String,
         evidence: Option<EvidenceLink>,
+        history: Option<&'a ModelSection>,
     },
     Task {
         task: &'a TaskPage,
@@ -282,6 +289,7 @@ enum Source<'a> {
         transcript: &'a TranscriptView,
     },
     Pair(&'a PairPage),
+    Changes(&'a ChangesView),
     NotFound,
 }
 impl Site {
@@ -294,6 +302,7 @@ impl Site {
             let dates =
                 scope.spawn(|| if config.last_updated { dates::last_updated(&options.docs) } else { Dates::new() });
             let suite = scope.spawn(|| load_suite(&options.suite));
+            let history = scope.spawn(|| load_history(&options.baselines));
             let data = scope.spawn(|| -> Result<_> {
                 if options.require_baselines && !options.baselines.is_dir() {
                     anyhow::bail!(
@@ -314,6 +323,7 @@ impl Site {
             let (baselines, baseline_warnings, evidence) = data.join().expect("loading baselines does not panic")?;
             let (suite, suite_warnings) = suite.join().expect("loading the suite does not panic");
             let dates = dates.join().unwrap_or_default();
+            let history = history.join().unwrap_or_default();
             Ok(Site {
                 options: options.clone(),
                 config: config.clone(),
@@ -325,6 +335,7 @@ impl Site {
                 suite,
                 suite_warnings,
                 dates,
+                history: Arc::new(history),
                 kept: Mutex::new(None),
                 stamps: write::Stamps::default(),
                 derived: results::Derived::default(),
@@ -361,10 +372,16 @@ impl Site {
                 (self.baselines, self.baseline_warnings) =
                     baselines::load_dir_reusing(&self.options.baselines, &self.baselines)?;
                 self.evidence = load_evidence_reusing(&self.options.baselines, &self.baselines, &self.evidence);
+                self.history = Arc::new(load_history(&self.options.baselines));
             }
             ChangeKind::Tasks => (self.suite, self.suite_warnings) = load_suite(&self.options.suite),
         }
         Ok(())
+    }
+
+    /// The history of the baselines as last loaded.
+    pub fn history(&self) -> &Arc<crate::history::History> {
+        &self.history
     }
 
     /// Write a rendered site to the output folder; `owner` is the caller's
@@ -383,7 +400,8 @@ impl Site {
         warnings.extend(self.content.warnings.iter().cloned());
         warnings.extend(self.templates.warnings.iter().cloned());
         warnings.extend(self.suite_warnings.iter().cloned());
-        let results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence, &mut self.derived);
+        let mut results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence, &mut self.derived);
+        let history = history_model::view(&self.history, &results.pages, &mut results.rows, &self.config);
         let clean = self.config.clean_urls;
 
         // Where the site title in the header leads.
@@ -401,7 +419,7 @@ impl Site {
         self.templates.fragments.begin_build(self.templates.tera.clone());
 
         let generated: Vec<String> =
-            [RESULTS_PAGE, MATRIX_PAGE, CATALOG_PAGE, compare::INDEX_PAGE]
+            [RESULTS_PAGE, MATRIX_PAGE, CATALOG_PAGE, compare::INDEX_PAGE, CHANGES_PAGE]
                 .into_iter()
                 .map(String::from)
                 .chain(results.rows.iter().map(|r| r.page.clone()))
@@ -493,6 +511,14 @@ impl Site {
                 source: Source::Listing { description },
             });
         }
+        outgoing.push(Outgoing {
+            url: CHANGES_PAGE.into(),
+            template: "changes.html",
+            title: "What changed".into(),
+            levels: OutlineLevels::default(),
+            searched: true,
+            source: Source::Changes(&history.changes),
+        });
         let mut files = Vec::with_capacity(rendered.len() + generated.len() + self.content.assets.len() + 8);
         for view in &results.pages {
             let title = format!("{} ({})", view.row.model, view.row.provider);
@@ -522,7 +548,12 @@ impl Site {
                 title,
                 levels: OutlineLevels::default(),
                 searched: true,
-                source: Source::Baseline { view, description, evidence },
+                source: Source::Baseline {
+                    view,
+                    description,
+                    evidence,
+                    history: history.sections.get(url.trim_start_matches("baselines/").trim_end_matches(".html")),
+                },
             });
         }
         // Below each baseline: a page per task (its runs), a page per run's
@@ -757,11 +788,25 @@ impl Site {
                     PageInfo { description: Some(description), permalink: self.permalink(url), prev, next, ..info };
                 self.context(url, &info)
             }
-            Source::Baseline { view, description, evidence } => {
+            Source::Baseline { view, description, evidence, history } => {
                 let info = PageInfo { description: Some(description), permalink: self.permalink(url), ..info };
                 let mut ctx = self.context(url, &info);
                 ctx.insert("baseline", view);
                 ctx.insert("evidence", evidence);
+                ctx.insert("history", history);
+                ctx
+            }
+            Source::Changes(changes) => {
+                let (prev, next) = neighbours();
+                let info = PageInfo {
+                    description: Some(CHANGES_DESCRIPTION),
+                    permalink: self.permalink(url),
+                    prev,
+                    next,
+                    ..info
+                };
+                let mut ctx = self.context(url, &info);
+                ctx.insert("changes", changes);
                 ctx
             }
             Source::Task { task, description } => {
@@ -1008,6 +1053,12 @@ fn claim_outputs<'a>(
     (pages, assets, statics)
 }
 
+/// The history of the baselines in `dir`, from git; none when the folder
+/// does not exist (a project without baselines yet).
+fn load_history(dir: &Path) -> crate::history::History {
+    if dir.is_dir() { crate::history::load(dir) } else { crate::history::History::default() }
+}
+
 /// Load the suite for the catalog and the suite marks. A suite that does not
 /// load is a warning (the site still builds), and the catalog says so.
 fn load_suite(root: &Path) -> (SuiteView, Vec<Warning>) {
@@ -1145,6 +1196,7 @@ fn navigation(rendered: &[RenderedPage], site_title: &str) -> (Vec<NavEntry>, Ve
     for (url, title) in [
         (RESULTS_PAGE, "Results"),
         (compare::INDEX_PAGE, "Compare two models"),
+        (CHANGES_PAGE, "What changed"),
         (MATRIX_PAGE, "Task matrix"),
         (CATALOG_PAGE, "Task catalog"),
     ] {

@@ -223,6 +223,7 @@ pub fn baseline_view(
         let line = |name: &str, f: fn(&stats::summary::CurvePoint) -> f64| Series {
             name: name.into(),
             points: s.curve.iter().map(|p| (f64::from(p.k), f(p))).collect(),
+            intervals: Vec::new(),
         };
         charts::curve(&[line("pass^k", |p| p.pass.estimate), line("solve^k", |p| p.solve.estimate)], "k")
     });

@@ -26,6 +26,9 @@ const LABEL_GAP: f64 = 13.0;
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
+    /// Each point's interval (low, high), drawn as a bar through it; empty
+    /// for none.
+    pub intervals: Vec<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -36,6 +39,20 @@ pub struct LineChart {
     pub y_ticks: Vec<Tick>,
     pub x_ticks: Vec<Tick>,
     pub lines: Vec<Line>,
+    /// The points' intervals, drawn under the lines.
+    pub whiskers: Vec<Whisker>,
+}
+
+/// A vertical bar through a point, from its interval's low to its high.
+#[derive(Debug, Clone, Serialize)]
+pub struct Whisker {
+    pub x: f64,
+    pub y1: f64,
+    pub y2: f64,
+    /// Its line's colour class.
+    pub class: String,
+    /// `solve^k: 1: 57.4% [44.4, 70.4]`.
+    pub title: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -135,7 +152,29 @@ pub fn curve(series: &[Series], x_name: &str) -> LineChart {
         })
         .collect();
     spread_labels(&mut lines, plot.top, HEIGHT - 4.0);
-    LineChart { width: WIDTH, height: HEIGHT, plot, y_ticks, x_ticks, lines }
+    let whiskers = series
+        .iter()
+        .take(MAX_SERIES)
+        .enumerate()
+        .filter(|(_, s)| s.intervals.len() == s.points.len())
+        .flat_map(|(i, s)| {
+            // Side by side, a few pixels apart, where several series share an x.
+            s.points.iter().zip(&s.intervals).map(move |(&(x, y), &(low, high))| Whisker {
+                x: px(x_of(x) + 3.0 * i as f64),
+                y1: px(y_of(low)),
+                y2: px(y_of(high)),
+                class: format!("series-{}", i % 8),
+                title: format!(
+                    "{}: {x_name} = {x}: {}% [{}, {}]",
+                    s.name,
+                    crate::stats::fixed1(y),
+                    crate::stats::fixed1(low),
+                    crate::stats::fixed1(high)
+                ),
+            })
+        })
+        .collect();
+    LineChart { width: WIDTH, height: HEIGHT, plot, y_ticks, x_ticks, lines, whiskers }
 }
 
 /// Move end labels apart so that none overlaps another, keeping their order.
@@ -251,7 +290,8 @@ mod tests {
 
     #[test]
     fn a_curve_spans_the_plot_and_labels_do_not_overlap() {
-        let s = |name: &str, y: f64| Series { name: name.into(), points: vec![(1.0, 100.0), (5.0, y)] };
+        let s =
+            |name: &str, y: f64| Series { name: name.into(), points: vec![(1.0, 100.0), (5.0, y)], intervals: vec![] };
         let chart = curve(&[s("a", 50.0), s("b", 50.0), s("c", 0.0)], "k");
         let a = &chart.lines[0];
         assert_eq!(a.dots[0].x, LEFT);
@@ -263,6 +303,24 @@ mod tests {
         assert!(ys.windows(2).all(|w| w[1] - w[0] >= LABEL_GAP - 0.1), "{ys:?}");
         assert!(ys.iter().all(|y| *y <= HEIGHT), "{ys:?}");
         assert_eq!(chart.x_ticks.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), ["1", "2", "3", "4", "5"]);
+        assert!(chart.whiskers.is_empty());
+    }
+
+    #[test]
+    fn intervals_are_bars_through_their_points() {
+        let s = Series {
+            name: "solve^k".into(),
+            points: vec![(1.0, 50.0), (2.0, 75.0)],
+            intervals: vec![(25.0, 75.0), (50.0, 100.0)],
+        };
+        let chart = curve(&[s], "blessing");
+        assert_eq!(chart.whiskers.len(), 2);
+        let w = &chart.whiskers[0];
+        assert_eq!((w.x, w.class.as_str()), (chart.lines[0].dots[0].x, "series-0"));
+        // 75% is a quarter of the plot's height below its top, 25% three quarters.
+        let height = HEIGHT - BOTTOM - TOP;
+        assert_eq!((w.y2, w.y1), (px(TOP + height / 4.0), px(TOP + height * 3.0 / 4.0)));
+        assert_eq!(w.title, "solve^k: blessing = 1: 50.0% [25.0, 75.0]");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod charts;
 pub mod compare;
 pub mod display;
+pub mod history;
 pub mod matrix;
 pub mod results;
 pub mod runs;

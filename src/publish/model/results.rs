@@ -205,7 +205,7 @@ pub fn view(
         .filter_map(|(r, s)| {
             let s = s.as_ref()?;
             let points = s.curve.iter().map(|p| (f64::from(p.k), p.solve.estimate)).collect();
-            Some(Series { name: format!("{} ({})", r.model, r.provider), points })
+            Some(Series { name: format!("{} ({})", r.model, r.provider), points, intervals: Vec::new() })
         })
         .collect();
     let curve_chart = charts::curve(&series, "k");

@@ -51,6 +51,9 @@ pub struct Row {
     /// Extra columns after the interval: mean cost per run (USD) and mean turns.
     pub mean_cost: String,
     pub mean_turns: String,
+    /// The last column: the change since the previous blessing (from git's
+    /// history of the file), `None` when there is no history.
+    pub since: Option<crate::publish::model::history::Since>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -208,6 +211,7 @@ pub fn row(b: &Baseline, suite_ids: Option<&BTreeSet<&str>>, config: &SiteConfig
         judge: Some(judge_skips(h)).filter(JudgeSkips::matters),
         mean_cost: number(a.mean_cost_usd, 6),
         mean_turns: number(a.mean_turns, 1),
+        since: None,
     }
 }
 

@@ -39,6 +39,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("transcript.html", include_str!("../../../templates/transcript.html")),
     ("compare.html", include_str!("../../../templates/compare.html")),
     ("pair.html", include_str!("../../../templates/pair.html")),
+    ("changes.html", include_str!("../../../templates/changes.html")),
     ("partials/line_chart.html", include_str!("../../../templates/partials/line_chart.html")),
     ("partials/folded.html", include_str!("../../../templates/partials/folded.html")),
     ("partials/nav.html", include_str!("../../../templates/partials/nav.html")),
@@ -48,6 +49,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("partials/results_chart.html", include_str!("../../../templates/partials/results_chart.html")),
     ("partials/task_matrix.html", include_str!("../../../templates/partials/task_matrix.html")),
     ("partials/task_catalog.html", include_str!("../../../templates/partials/task_catalog.html")),
+    ("partials/history_model.html", include_str!("../../../templates/partials/history_model.html")),
 ];
 
 /// Built-in static files, by path under the site root.
