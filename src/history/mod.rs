@@ -12,8 +12,9 @@
 //! record. The working tree's file, when it differs from the last commit
 //! (blessed, not committed yet), is the latest blessing.
 //!
-//! No repository, no git, a shallow clone or a history past the bounds
-//! (`git::Bounds`) give what there is, with a note, never an error. It reads
+//! No repository or no git gives no history, a shallow clone or a history
+//! past the bounds (`git::Bounds`) what there is: each with a note, never
+//! an error. It reads
 //! only; it never changes the repository.
 
 pub mod git;
@@ -148,8 +149,8 @@ pub fn read(dir: &Path, bounds: &Bounds) -> Read {
             log.commits
         }
         Err(git::NoRepository(why)) => {
-            notes.push(format!("{why}: no history, only the current baselines"));
-            Vec::new()
+            notes.push(format!("{why}: no history of the baselines"));
+            return Read { models: Vec::new(), notes };
         }
     };
     let (mut lineages, mut pending) = replay(&commits, &mut notes);
