@@ -420,6 +420,8 @@ fn a_docs_only_rebuild_does_not_read_the_history_again_and_a_baseline_change_doe
     use std::sync::Arc;
     use vaultbench::publish::{ChangeKind, PublishOptions, Site};
     let Some((repo, _)) = history_repo() else { return };
+    // The history's cache stays in this process: nothing in the user's cache folder.
+    vaultbench::history::keep_cache_in_memory();
     std::fs::create_dir_all(repo.root().join("docs")).unwrap();
     let options = PublishOptions {
         docs: repo.root().join("docs"),
@@ -448,4 +450,33 @@ fn a_docs_only_rebuild_does_not_read_the_history_again_and_a_baseline_change_doe
     assert!(!Arc::ptr_eq(&first, site.history()));
     let flash = site.history().models.iter().find(|m| m.model == "gemini-2.5-flash").unwrap();
     assert_eq!(flash.blessings.len(), 4);
+}
+
+#[test]
+fn a_second_read_takes_what_it_has_seen_from_the_cache_and_gives_the_same_history() {
+    let Some((repo, _)) = history_repo() else { return };
+    let cache = tempfile::tempdir().unwrap();
+    let run = || {
+        let out = command()
+            .args(["history", "--json"])
+            .current_dir(repo.root())
+            .env("VAULTBENCH_CACHE_DIR", cache.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let cold = run();
+    let file = cache.path().join("history.json");
+    assert!(file.is_file(), "the cache is written");
+    assert_eq!(run(), cold, "a read from the cache gives the history computed afresh");
+    // It is read: an entry changed in the file shows.
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\"2222abc\""));
+    std::fs::write(&file, text.replace("\"2222abc\"", "\"9999abc\"")).unwrap();
+    assert!(run().contains("\"git_sha\": \"9999abc\""));
+    // A file that does not parse is ignored, and replaced.
+    std::fs::write(&file, "{ not a cache").unwrap();
+    assert_eq!(run(), cold);
+    assert!(std::fs::read_to_string(&file).unwrap().contains("\"2222abc\""));
 }

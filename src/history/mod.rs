@@ -17,12 +17,14 @@
 //! an error. It reads
 //! only; it never changes the repository.
 
+mod cache;
 pub mod git;
 pub mod text;
 pub mod trend;
+pub mod version;
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -30,8 +32,10 @@ use serde::Serialize;
 
 use crate::format::result::ResultFile;
 
+pub use cache::in_memory_only as keep_cache_in_memory;
 pub use git::Bounds;
 pub use trend::{History, ModelHistory};
+pub use version::Version;
 
 /// One version of a baseline file: a blessing.
 #[derive(Debug, Clone, Serialize)]
@@ -49,9 +53,11 @@ pub struct Blessing {
     pub run_id: String,
     /// The harness commit the result records.
     pub git_sha: String,
-    /// The result, without its runs' evidence (responses, check details).
+    /// Its git blob id (computed, for the working tree's file).
     #[serde(skip)]
-    pub result: Arc<ResultFile>,
+    pub blob: String,
+    #[serde(skip)]
+    pub version: Arc<Version>,
 }
 
 impl Blessing {
@@ -87,6 +93,27 @@ pub struct Versions {
 pub struct Read {
     pub models: Vec<Versions>,
     pub notes: Vec<String>,
+    /// The results parsed by this read, by blob id (the others came from
+    /// the cache), for judging the steps between them.
+    pub parsed: HashMap<String, Arc<ResultFile>>,
+    /// Where more versions can be read from: the folder and the bounds.
+    pub source: Option<(PathBuf, Bounds)>,
+}
+
+impl Read {
+    /// Read and parse the versions `ids` into `parsed` (a step the cache
+    /// does not have needs them); what cannot be is a note.
+    pub fn fetch(&mut self, ids: Vec<String>) {
+        let Some((dir, bounds)) = &self.source else { return };
+        if ids.is_empty() {
+            return;
+        }
+        for (id, outcome) in read_blobs(dir, ids, bounds, &mut self.notes) {
+            if let Ok((result, _)) = outcome {
+                self.parsed.insert(id, result);
+            }
+        }
+    }
 }
 
 /// The history of the baselines in `dir`: read from git, then each model's
@@ -150,7 +177,7 @@ pub fn read(dir: &Path, bounds: &Bounds) -> Read {
         }
         Err(git::NoRepository(why)) => {
             notes.push(format!("{why}: no history of the baselines"));
-            return Read { models: Vec::new(), notes };
+            return Read { notes, ..Read::default() };
         }
     };
     let (mut lineages, mut pending) = replay(&commits, &mut notes);
@@ -162,11 +189,35 @@ pub fn read(dir: &Path, bounds: &Bounds) -> Read {
             bounds.max_versions
         ));
     }
-    let mut parsed = read_blobs(dir, &pending, bounds, &mut notes);
-    working_tree(dir, bounds, &mut lineages, &mut pending, &mut parsed, &mut notes);
-    let models = group(&commits, lineages, pending, &parsed, &mut notes);
-    Read { models, notes }
+    // Each version from the cache, or read from git and parsed.
+    let ids: BTreeSet<String> = pending.iter().map(|p| p.blob.clone()).collect();
+    let mut versions: Versioned = HashMap::new();
+    let mut unknown = Vec::new();
+    for id in ids {
+        match cache::version(&id) {
+            Some(v) => {
+                versions.insert(id, Ok(v));
+            }
+            None => unknown.push(id),
+        }
+    }
+    let mut parsed = HashMap::new();
+    for (id, outcome) in read_blobs(dir, unknown, bounds, &mut notes) {
+        versions.insert(
+            id.clone(),
+            outcome.map(|(result, version)| {
+                parsed.insert(id, result);
+                version
+            }),
+        );
+    }
+    working_tree(dir, bounds, &mut lineages, &mut pending, &mut versions, &mut parsed, &mut notes);
+    let models = group(&commits, lineages, pending, &versions, &mut notes);
+    Read { models, notes, parsed, source: Some((dir.to_path_buf(), bounds.clone())) }
 }
+
+/// Each version by blob id, or why it could not be read.
+type Versioned = HashMap<String, Result<Arc<Version>, String>>;
 
 /// Replay the commits, oldest first: which file each change continues
 /// (renames followed), and every version written.
@@ -250,19 +301,33 @@ fn replay(commits: &[git::Commit], notes: &mut Vec<String>) -> (Vec<Lineage>, Ve
     (lineages, pending)
 }
 
-/// A version read: the result, or why it could not be.
-type Parsed = HashMap<String, Result<Arc<ResultFile>, String>>;
+/// A version read: its result (for the steps) and what the history keeps of it.
+type Parsed = (Arc<ResultFile>, Arc<Version>);
 
-/// Read and parse every distinct blob of `pending`, on all cores while git
-/// reads on.
-fn read_blobs(dir: &Path, pending: &[Pending], bounds: &Bounds, notes: &mut Vec<String>) -> Parsed {
-    let ids: Vec<String> = pending.iter().map(|p| p.blob.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+/// Read and parse the blobs `ids` on all cores while git reads on; each
+/// version made is put in the cache.
+fn read_blobs(
+    dir: &Path,
+    ids: Vec<String>,
+    bounds: &Bounds,
+    notes: &mut Vec<String>,
+) -> Vec<(String, Result<Parsed, String>)> {
     if ids.is_empty() {
-        return Parsed::new();
+        return Vec::new();
     }
     let (blobs, reader) = git::blobs(dir, ids, bounds);
-    let parsed: Parsed =
-        blobs.into_iter().par_bridge().map(|(id, bytes)| (id, bytes.and_then(|b| parse(&b)))).collect();
+    let parsed = blobs
+        .into_iter()
+        .par_bridge()
+        .map(|(id, bytes)| {
+            let outcome = bytes.and_then(|b| parse(&b)).map(|result| {
+                let version = Arc::new(Version::of(&result));
+                cache::put_version(&id, &version);
+                (result, version)
+            });
+            (id, outcome)
+        })
+        .collect();
     match reader.join() {
         Ok(Ok(())) => {}
         Ok(Err(e)) => notes.push(format!("the versions could not all be read ({e}); those not read are left out")),
@@ -309,7 +374,8 @@ fn working_tree(
     bounds: &Bounds,
     lineages: &mut Vec<Lineage>,
     pending: &mut Vec<Pending>,
-    parsed: &mut Parsed,
+    versions: &mut Versioned,
+    parsed: &mut HashMap<String, Arc<ResultFile>>,
     notes: &mut Vec<String>,
 ) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -334,16 +400,19 @@ fn working_tree(
                 continue;
             }
         }
-        let result = match parse(&bytes) {
-            Ok(r) => r,
-            Err(_) => {
-                unreadable.push(name);
-                continue;
-            }
+        // Parsed whatever the cache has: git cannot give it back for a step.
+        let Ok(result) = parse(&bytes) else {
+            unreadable.push(name);
+            continue;
         };
+        let version = cache::version(&id).unwrap_or_else(|| {
+            let v = Arc::new(Version::of(&result));
+            cache::put_version(&id, &v);
+            v
+        });
         // The same result as committed (a checkout with other line endings): no new blessing.
-        let last = known.and_then(|l| lineages[l].last_blob.as_ref()).and_then(|b| parsed.get(b)?.as_ref().ok());
-        if last.is_some_and(|last| **last == *result) {
+        let last = known.and_then(|l| lineages[l].last_blob.as_ref()).and_then(|b| versions.get(b)?.as_ref().ok());
+        if last.is_some_and(|last| **last == *version) {
             continue;
         }
         let lineage = known.unwrap_or_else(|| {
@@ -354,9 +423,9 @@ fn working_tree(
         let archives = std::fs::read_dir(dir.join("evidence").join(stem))
             .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str().map(str::to_string)).collect())
             .unwrap_or_default();
-        let key = format!("working tree:{name}");
-        parsed.insert(key.clone(), Ok(result));
-        pending.push(Pending { lineage, order: usize::MAX, blob: key, file: name, archives });
+        parsed.insert(id.clone(), result);
+        versions.insert(id.clone(), Ok(version));
+        pending.push(Pending { lineage, order: usize::MAX, blob: id, file: name, archives });
     }
     if !unreadable.is_empty() {
         notes.push(format!(
@@ -374,7 +443,7 @@ fn group(
     commits: &[git::Commit],
     lineages: Vec<Lineage>,
     pending: Vec<Pending>,
-    parsed: &Parsed,
+    versions: &Versioned,
     notes: &mut Vec<String>,
 ) -> Vec<Versions> {
     let mut parent: Vec<usize> = (0..lineages.len()).collect();
@@ -389,8 +458,8 @@ fn group(
     let mut by_model: HashMap<(String, String), usize> = HashMap::new();
     let mut skipped = Vec::new();
     for p in &pending {
-        let Some(Ok(result)) = parsed.get(&p.blob) else { continue };
-        let key = (result.provider.clone(), result.model.clone());
+        let Some(Ok(version)) = versions.get(&p.blob) else { continue };
+        let key = (version.provider.clone(), version.model.clone());
         let here = root(&mut parent, p.lineage);
         let Some(&other) = by_model.get(&key) else {
             by_model.insert(key, here);
@@ -409,14 +478,14 @@ fn group(
     }
     let mut models: Vec<Versions> = groups
         .into_iter()
-        .filter_map(|(g, mut versions)| {
-            versions.sort_by_key(|p| p.order);
-            let blessings: Vec<Blessing> = versions
+        .filter_map(|(g, mut members)| {
+            members.sort_by_key(|p| p.order);
+            let blessings: Vec<Blessing> = members
                 .iter()
                 .filter_map(|p| {
                     let commit = commits.get(p.order);
-                    let result = match parsed.get(&p.blob) {
-                        Some(Ok(r)) => Arc::clone(r),
+                    let version = match versions.get(&p.blob) {
+                        Some(Ok(v)) => Arc::clone(v),
                         Some(Err(why)) => {
                             let at =
                                 commit.map_or_else(|| "the working tree".into(), |c| format!("commit {}", &c.sha[..7]));
@@ -425,7 +494,7 @@ fn group(
                         }
                         None => return None,
                     };
-                    let archive = crate::report::evidence::archive_path(Path::new(&p.file), &result.run_id.0);
+                    let archive = crate::report::evidence::archive_path(Path::new(&p.file), &version.run_id);
                     let evidence = archive
                         .and_then(|a| Some(a.file_name()?.to_str()?.to_string()))
                         .filter(|name| p.archives.contains(name))
@@ -435,9 +504,10 @@ fn group(
                         date: commit.map(|c| c.date.clone()),
                         file: p.file.clone(),
                         evidence,
-                        run_id: result.run_id.0.clone(),
-                        git_sha: result.git_sha.clone(),
-                        result,
+                        run_id: version.run_id.clone(),
+                        git_sha: version.git_sha.clone(),
+                        blob: p.blob.clone(),
+                        version,
                     })
                 })
                 .collect();
@@ -449,8 +519,8 @@ fn group(
                 }
             }
             Some(Versions {
-                provider: last.result.provider.clone(),
-                model: last.result.model.clone(),
+                provider: last.version.provider.clone(),
+                model: last.version.model.clone(),
                 file: current[g].clone(),
                 files,
                 blessings,

@@ -1,28 +1,34 @@
 //! How each model moved across its blessings: its figures at each blessing
-//! with their 95% intervals (the bootstrap over tasks the results page
-//! uses, `stats::Summary`), each step between consecutive blessings judged
-//! by `compare` and its gate (a significant change, within noise, or no
-//! change), and each task's solved counts across blessings, flagged where
-//! a stable task (k of k) became flaky or failing, or the reverse, with the
-//! per-task exact test `compare` reports.
+//! with their 95% intervals (`version`), each step between consecutive
+//! blessings judged by `compare` and its gate, both ways (a significant
+//! change, within noise, or no change), and each task's solved counts
+//! across blessings, flagged where a stable task (k of k) became flaky or
+//! failing, or the reverse, with the per-task exact test `compare` reports.
 //!
 //! A task whose content hash changed between two blessings (its definition,
 //! fixture or setup files were edited: `report::drift`) is shown as "task
 //! changed", never as a move of the model, and is left out of that step's
 //! comparison; a task without a hash on either side is "definition
-//! unknown", never guessed. It computes; it reads nothing and prints nothing.
+//! unknown", never guessed. A step is judged once per pair of versions
+//! (`cache`). It reads nothing itself but the versions a step needs that
+//! the read left unparsed, and prints nothing.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Deref;
+use std::sync::Arc;
 
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::{Blessing, Read, Versions};
+use super::version::{TaskCell, Version};
+use super::{Blessing, Read, Versions, cache};
 use crate::format::result::{ResultFile, TaskResult};
 use crate::report::aggregate;
-use crate::report::compare::{self, Comparison, TaskChange};
+use crate::report::compare::{self, Comparison};
 use crate::report::drift::task_drift;
-use crate::stats::{self, Interval, Rule, Settings, Summary, TaskCounts, Verdict};
+use crate::stats::{self, Interval, Rule, Verdict};
+
+pub use super::version::Figures;
 
 /// The history of every baseline, with its notes.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -63,17 +69,8 @@ pub struct BlessingFigures {
     pub figures: Option<Figures>,
 }
 
-/// pass^k, solve^k and the mean rates, each with its 95% interval.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Figures {
-    pub pass_k: Interval,
-    pub solve_k: Interval,
-    pub mean_pass_rate: Interval,
-    pub mean_solve_rate: Interval,
-}
-
 /// What a step between two blessings amounts to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepVerdict {
     /// The gate finds a move the data supports, up or down.
@@ -98,7 +95,7 @@ impl StepVerdict {
 }
 
 /// How one figure or task moved in a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Movement {
     SignificantRise,
@@ -134,15 +131,30 @@ impl Movement {
     }
 }
 
-/// A step between two consecutive blessings.
+/// A step between two consecutive blessings: what judging the pair gave.
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
     /// Indexes of the two blessings.
     pub from: usize,
     pub to: usize,
+    #[serde(flatten)]
+    pub judged: Arc<Judged>,
+}
+
+impl Deref for Step {
+    type Target = Judged;
+
+    fn deref(&self) -> &Judged {
+        &self.judged
+    }
+}
+
+/// What comparing two versions gives, wherever they stand in a history.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Judged {
     pub verdict: StepVerdict,
     /// The k the figures were compared at, and the tasks compared (both
-    /// blessings ran them, with the same or an unknown definition).
+    /// versions ran them, with the same or an unknown definition).
     pub k: Option<u32>,
     pub common_tasks: usize,
     /// pass^k, solve^k and the mean rates on those tasks, with the paired
@@ -158,10 +170,31 @@ pub struct Step {
     /// Tasks without a content hash on a side: compared, though it cannot
     /// be told whether they were edited.
     pub unknown: Vec<String>,
+    /// Each compared task whose solved fraction moved, with the exact test
+    /// of the move in its direction.
+    #[serde(skip)]
+    pub tests: Vec<TaskTest>,
 }
 
+/// The exact test of one task's move in a step: the one-sided Fisher test
+/// of its solved counts in the direction of the move, as `compare` reports
+/// it (a rise is tested by the comparison turned round).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskTest {
+    pub id: String,
+    pub rise: bool,
+    pub p: f64,
+    /// After the Benjamini-Hochberg correction over the step's tasks.
+    pub p_adjusted: Option<f64>,
+    /// The gate's verdict: more than noise.
+    pub significant: bool,
+}
+
+/// The figures a step compares, by their aggregate keys.
+pub const FIGURE_KEYS: [&str; 4] = ["pass_k_rate", "solve_k_rate", "mean_pass_rate", "mean_solve_rate"];
+
 /// One figure across a step.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FigureMove {
     /// `solve_k_rate`, as in the aggregate block.
     pub key: &'static str,
@@ -297,47 +330,69 @@ pub fn analyse(read: Read) -> History {
     analyse_at(read, stats::DEFAULT_ALPHA)
 }
 
-/// [`analyse`] at level `alpha`; models in parallel.
-pub fn analyse_at(read: Read, alpha: f64) -> History {
+/// [`analyse`] at level `alpha`: each step judged once (the cache has the
+/// others), in parallel.
+pub fn analyse_at(mut read: Read, alpha: f64) -> History {
     let rule = Rule::Statistical { alpha };
-    let models = read.models.into_par_iter().map(|v| model(v, rule)).collect();
+    let pairs: BTreeSet<(String, String)> = read
+        .models
+        .iter()
+        .flat_map(|m| m.blessings.windows(2).map(|w| (w[0].blob.clone(), w[1].blob.clone())))
+        .collect();
+    let mut judged: HashMap<(String, String), Arc<Judged>> = HashMap::new();
+    let mut missing = Vec::new();
+    for (before, after) in pairs {
+        match cache::step(&cache::step_key(&before, &after, alpha)) {
+            Some(j) => {
+                judged.insert((before, after), j);
+            }
+            None => missing.push((before, after)),
+        }
+    }
+    // The results those steps compare: parsed by the read, or read now.
+    let wanted: BTreeSet<String> = missing.iter().flat_map(|(a, b)| [a.clone(), b.clone()]).collect();
+    read.fetch(wanted.into_iter().filter(|id| !read.parsed.contains_key(id)).collect());
+    let computed: Vec<((String, String), Arc<Judged>)> = missing
+        .into_par_iter()
+        .filter_map(|(a, b)| {
+            let j = Arc::new(judge(read.parsed.get(&a)?, read.parsed.get(&b)?, rule));
+            cache::put_step(&cache::step_key(&a, &b, alpha), &j);
+            Some(((a, b), j))
+        })
+        .collect();
+    judged.extend(computed);
+    let models = read.models.into_par_iter().map(|v| model(v, &judged)).collect();
+    cache::finish();
     History { alpha, models, notes: read.notes }
 }
 
-fn model(v: Versions, rule: Rule) -> ModelHistory {
-    let settings = Settings::default();
-    let results: Vec<&ResultFile> = v.blessings.iter().map(|b| b.result.as_ref()).collect();
-    let steps: Vec<(Step, Option<(Comparison, Comparison)>)> =
-        results.windows(2).enumerate().map(|(i, pair)| step(i, pair[0], pair[1], rule)).collect();
-    let tasks = tracks(&results, &steps);
+fn model(v: Versions, judged: &HashMap<(String, String), Arc<Judged>>) -> ModelHistory {
+    let steps: Vec<Step> = v
+        .blessings
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| Step {
+            from: i,
+            to: i + 1,
+            judged: judged
+                .get(&(w[0].blob.clone(), w[1].blob.clone()))
+                .cloned()
+                .unwrap_or_else(|| Arc::new(Judged::unreadable())),
+        })
+        .collect();
+    let versions: Vec<&Version> = v.blessings.iter().map(|b| b.version.as_ref()).collect();
+    let tasks = tracks(&versions, &steps);
     let blessings = v
         .blessings
         .into_iter()
-        .map(|blessing| {
-            let counts: Vec<TaskCounts> = stats::counts(&blessing.result);
-            let summary = Summary::of(&counts, &settings);
-            BlessingFigures {
-                k: summary.as_ref().map_or(0, |s| s.k),
-                tasks: summary.as_ref().map_or(0, |s| s.tasks),
-                figures: summary.map(|s| Figures {
-                    pass_k: s.pass_k,
-                    solve_k: s.solve_k,
-                    mean_pass_rate: s.mean_pass_rate,
-                    mean_solve_rate: s.mean_solve_rate,
-                }),
-                blessing,
-            }
+        .map(|blessing| BlessingFigures {
+            k: blessing.version.k,
+            tasks: blessing.version.tasks,
+            figures: blessing.version.figures,
+            blessing,
         })
         .collect();
-    ModelHistory {
-        provider: v.provider,
-        model: v.model,
-        file: v.file,
-        files: v.files,
-        blessings,
-        steps: steps.into_iter().map(|(s, _)| s).collect(),
-        tasks,
-    }
+    ModelHistory { provider: v.provider, model: v.model, file: v.file, files: v.files, blessings, steps, tasks }
 }
 
 /// `result` without the tasks in `left_out`, its aggregate made again.
@@ -346,42 +401,52 @@ fn without(result: &ResultFile, left_out: &[String]) -> ResultFile {
     ResultFile { aggregate: aggregate::aggregate(&tasks), tasks, ..result.clone() }
 }
 
-/// The step from blessing `i` (`before`) to `i + 1` (`after`), with the
-/// two comparisons (the drop's and the rise's) behind it when the
-/// blessings have tasks in common.
-fn step(i: usize, before: &ResultFile, after: &ResultFile, rule: Rule) -> (Step, Option<(Comparison, Comparison)>) {
+impl Judged {
+    /// A step whose versions could not be read (a shallow clone lost one, a
+    /// stream cut short): nothing can be said of it.
+    fn unreadable() -> Judged {
+        Judged {
+            verdict: StepVerdict::NotComparable,
+            k: None,
+            common_tasks: 0,
+            figures: Vec::new(),
+            significant_tasks: Vec::new(),
+            changed: Vec::new(),
+            added: Vec::new(),
+            removed: Vec::new(),
+            unknown: Vec::new(),
+            tests: Vec::new(),
+        }
+    }
+}
+
+/// Judge the step from `before` to `after` by `compare` under `rule`, both
+/// ways: the drop as `compare(before, after)` sees it, the rise as
+/// `compare(after, before)` sees its drop. Edited tasks are left out.
+pub fn judge(before: &ResultFile, after: &ResultFile, rule: Rule) -> Judged {
     let drift = task_drift(before, after);
     // Edited tasks measure something else now: a change of theirs is not the model's.
     let (before_same, after_same) = (without(before, &drift.changed), without(after, &drift.changed));
     let down = compare::compare(&before_same, &after_same, rule);
     let up = compare::compare(&after_same, &before_same, rule);
-    let mut step = Step {
-        from: i,
-        to: i + 1,
-        verdict: StepVerdict::NotComparable,
-        k: None,
-        common_tasks: 0,
-        figures: Vec::new(),
-        significant_tasks: Vec::new(),
+    let mut judged = Judged {
         changed: drift.changed,
         added: drift.added,
         removed: drift.removed,
         unknown: drift.unknown,
+        ..Judged::unreadable()
     };
-    let Some(paired) = &down.paired else { return (step, None) };
-    step.k = Some(paired.k);
-    step.common_tasks = paired.common_tasks;
+    let Some(paired) = &down.paired else { return judged };
+    judged.k = Some(paired.k);
+    judged.common_tasks = paired.common_tasks;
     let verdict_of = |c: &Comparison, key: &str| {
         c.aggregates.iter().find(|a| a.key == key).and_then(|a| a.verdict).unwrap_or(Verdict::NoDrop)
     };
     let k = paired.k;
-    for (key, label, d) in [
-        ("pass_k_rate", format!("pass^{k}"), &paired.pass_k),
-        ("solve_k_rate", format!("solve^{k}"), &paired.solve_k),
-        ("mean_pass_rate", "mean pass rate".to_string(), &paired.mean_pass_rate),
-        ("mean_solve_rate", "mean solve rate".to_string(), &paired.mean_solve_rate),
-    ] {
-        step.figures.push(FigureMove {
+    let labels = [format!("pass^{k}"), format!("solve^{k}"), "mean pass rate".into(), "mean solve rate".into()];
+    let differences = [&paired.pass_k, &paired.solve_k, &paired.mean_pass_rate, &paired.mean_solve_rate];
+    for ((key, label), d) in FIGURE_KEYS.into_iter().zip(labels).zip(differences) {
+        judged.figures.push(FigureMove {
             key,
             label,
             before: d.before,
@@ -394,58 +459,72 @@ fn step(i: usize, before: &ResultFile, after: &ResultFile, rule: Rule) -> (Step,
         down.regressed_tasks().chain(up.regressed_tasks()).map(|t| t.id.clone()).collect();
     significant.sort();
     significant.dedup();
-    step.significant_tasks = significant;
-    let task_moves =
-        down.tasks.iter().filter(|t| t.solve_verdict != Verdict::NoDrop || t.pass_verdict != Verdict::NoDrop);
-    let rises = up.tasks.iter().filter(|t| t.solve_verdict != Verdict::NoDrop || t.pass_verdict != Verdict::NoDrop);
-    step.verdict = if down.has_regressions() || up.has_regressions() {
+    judged.significant_tasks = significant;
+    // A task's move is tested by the comparison in which it is a drop.
+    for (c, rise) in [(&down, false), (&up, true)] {
+        for t in &c.tasks {
+            if let Some(test) = t.solved_test.filter(|e| e.dropped()) {
+                judged.tests.push(TaskTest {
+                    id: t.id.clone(),
+                    rise,
+                    p: test.p_drop,
+                    p_adjusted: test.p_drop_adjusted,
+                    significant: t.solve_verdict.is_regression(),
+                });
+            }
+        }
+    }
+    let moved = |c: &Comparison| {
+        c.tasks.iter().any(|t| t.solve_verdict != Verdict::NoDrop || t.pass_verdict != Verdict::NoDrop)
+    };
+    judged.verdict = if down.has_regressions() || up.has_regressions() {
         StepVerdict::SignificantChange
-    } else if step.figures.iter().any(|f| f.movement != Movement::NoChange) || task_moves.count() + rises.count() > 0 {
+    } else if judged.figures.iter().any(|f| f.movement != Movement::NoChange) || moved(&down) || moved(&up) {
         StepVerdict::WithinNoise
     } else {
         StepVerdict::NoChange
     };
-    (step, Some((down, up)))
+    judged
 }
 
-/// Each task's cells across `results` and its flags at each step.
-fn tracks(results: &[&ResultFile], steps: &[(Step, Option<(Comparison, Comparison)>)]) -> Vec<TaskTrack> {
-    let ids: BTreeSet<&str> = results.iter().flat_map(|r| r.tasks.iter().map(|t| t.id.as_str())).collect();
-    let by_id: Vec<BTreeMap<&str, &TaskResult>> =
-        results.iter().map(|r| r.tasks.iter().map(|t| (t.id.as_str(), t)).collect()).collect();
+/// Each task's cells across `versions` and its flags at each step.
+fn tracks(versions: &[&Version], steps: &[Step]) -> Vec<TaskTrack> {
+    let ids: BTreeSet<&str> = versions.iter().flat_map(|v| v.cells.iter().map(|c| c.id.as_str())).collect();
+    let by_id: Vec<BTreeMap<&str, &TaskCell>> =
+        versions.iter().map(|v| v.cells.iter().map(|c| (c.id.as_str(), c)).collect()).collect();
     ids.into_iter()
         .map(|id| {
-            let mut cells: Vec<Option<Cell>> = Vec::with_capacity(results.len());
+            let mut cells: Vec<Option<Cell>> = Vec::with_capacity(versions.len());
             let mut flags = Vec::new();
             for (i, tasks) in by_id.iter().enumerate() {
                 let Some(t) = tasks.get(id) else {
                     cells.push(None);
                     continue;
                 };
-                let c = stats::counts_of(t);
-                let state = TaskState::of(c.solved, c.runs);
+                let state = TaskState::of(t.solved, t.runs);
                 let before = i.checked_sub(1).and_then(|p| Some((by_id[p].get(id)?, cells[p]?)));
                 let definition = match before {
                     None => Definition::New,
-                    Some((b, _)) => match (&b.content_hash, &t.content_hash) {
+                    Some((b, _)) => match (&b.hash, &t.hash) {
                         (Some(x), Some(y)) if x == y => Definition::Same,
                         (Some(_), Some(_)) => Definition::Changed,
                         _ => Definition::Unknown,
                     },
                 };
-                cells.push(Some(Cell { solved: c.solved, runs: c.runs, state, definition }));
+                cells.push(Some(Cell { solved: t.solved, runs: t.runs, state, definition }));
                 let Some((_, was)) = before else { continue };
+                let flag = |kind, test: Option<&TaskTest>| TaskFlag {
+                    at: i,
+                    kind,
+                    from: was.state,
+                    to: state,
+                    p: test.map(|t| t.p),
+                    p_adjusted: test.and_then(|t| t.p_adjusted),
+                    significant: test.is_some_and(|t| t.significant),
+                    definition_unknown: definition == Definition::Unknown,
+                };
                 if definition == Definition::Changed {
-                    flags.push(TaskFlag {
-                        at: i,
-                        kind: FlagKind::TaskChanged,
-                        from: was.state,
-                        to: state,
-                        p: None,
-                        p_adjusted: None,
-                        significant: false,
-                        definition_unknown: false,
-                    });
+                    flags.push(flag(FlagKind::TaskChanged, None));
                     continue;
                 }
                 let kind = match (was.state, state) {
@@ -453,23 +532,9 @@ fn tracks(results: &[&ResultFile], steps: &[(Step, Option<(Comparison, Compariso
                     (TaskState::Flaky | TaskState::Failing, TaskState::Stable) => FlagKind::Recovered,
                     _ => continue,
                 };
-                // A drop is tested by the comparison of before with after; a
-                // rise by the same comparison turned round.
-                let test = steps[i - 1].1.as_ref().and_then(|(down, up)| {
-                    let c = if kind == FlagKind::Drifted { down } else { up };
-                    c.tasks.iter().find(|t: &&TaskChange| t.id == id)
-                });
-                let exact = test.and_then(|t| t.solved_test);
-                flags.push(TaskFlag {
-                    at: i,
-                    kind,
-                    from: was.state,
-                    to: state,
-                    p: exact.map(|e| e.p_drop),
-                    p_adjusted: exact.and_then(|e| e.p_drop_adjusted),
-                    significant: test.is_some_and(|t| t.solve_verdict.is_regression()),
-                    definition_unknown: definition == Definition::Unknown,
-                });
+                let rise = kind == FlagKind::Recovered;
+                let test = steps[i - 1].tests.iter().find(|t| t.id == id && t.rise == rise);
+                flags.push(flag(kind, test));
             }
             TaskTrack { id: id.to_string(), cells, flags }
         })
@@ -493,7 +558,7 @@ impl ModelHistory {
     }
 }
 
-impl Step {
+impl Judged {
     pub fn figure(&self, key: &str) -> Option<&FigureMove> {
         self.figures.iter().find(|f| f.key == key)
     }
@@ -501,8 +566,6 @@ impl Step {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
     use crate::format::Tier;
     use crate::format::result::RunId;
@@ -536,18 +599,28 @@ mod tests {
         }
     }
 
+    /// One model's blessings, the results parsed (no git to read from).
     fn versions(results: Vec<ResultFile>) -> Read {
+        let mut parsed = HashMap::new();
         let blessings = results
             .into_iter()
             .enumerate()
-            .map(|(i, r)| Blessing {
-                commit: Some(format!("{i:040}")),
-                date: Some(format!("2026-0{}-01T00:00:00Z", i + 1)),
-                file: "p-m.json".into(),
-                evidence: None,
-                run_id: r.run_id.0.clone(),
-                git_sha: r.git_sha.clone(),
-                result: Arc::new(r),
+            .map(|(i, r)| {
+                // Blob ids as git's: by content, so a result blessed twice has one.
+                let blob =
+                    format!("{:040x}", crate::publish::digest::of_bytes(serde_json::to_string(&r).unwrap().as_bytes()));
+                let version = Arc::new(Version::of(&r));
+                parsed.insert(blob.clone(), Arc::new(r));
+                Blessing {
+                    commit: Some(format!("{i:040}")),
+                    date: Some(format!("2026-0{}-01T00:00:00Z", i + 1)),
+                    file: "p-m.json".into(),
+                    evidence: None,
+                    run_id: version.run_id.clone(),
+                    git_sha: version.git_sha.clone(),
+                    blob,
+                    version,
+                }
             })
             .collect();
         let v = Versions {
@@ -557,7 +630,7 @@ mod tests {
             files: vec!["p-m.json".into()],
             blessings,
         };
-        Read { models: vec![v], notes: vec![] }
+        Read { models: vec![v], notes: vec![], parsed, source: None }
     }
 
     fn close(a: f64, b: f64) -> bool {

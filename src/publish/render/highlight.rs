@@ -176,16 +176,7 @@ struct CacheFile {
 
 /// The cache file, or `None` when caching is off.
 fn cache_file() -> Option<PathBuf> {
-    let dir = match std::env::var_os("VAULTBENCH_CACHE_DIR") {
-        Some(d) if d.is_empty() => return None,
-        Some(d) => PathBuf::from(d),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?
-            .join("vaultbench"),
-    };
-    Some(dir.join("highlighted-blocks.json"))
+    Some(crate::env::cache_dir()?.join("highlighted-blocks.json"))
 }
 
 /// What a cached block depends on besides its text: this program's
