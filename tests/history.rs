@@ -480,3 +480,28 @@ fn a_second_read_takes_what_it_has_seen_from_the_cache_and_gives_the_same_histor
     assert_eq!(run(), cold);
     assert!(std::fs::read_to_string(&file).unwrap().contains("\"2222abc\""));
 }
+
+#[test]
+fn a_history_past_its_bounds_gives_the_newest_part_with_a_note_and_never_hangs() {
+    use std::time::{Duration, Instant};
+    use vaultbench::history::{self, Bounds};
+    let Some((repo, _)) = history_repo() else { return };
+    history::keep_cache_in_memory();
+    let dir = repo.baselines();
+    // At most two versions: the newest two, one per model here.
+    let few = history::read(&dir, &Bounds { max_versions: 2, ..Bounds::default() });
+    assert!(few.notes.iter().any(|n| n.contains("older versions are left out")), "{:?}", few.notes);
+    assert_eq!(few.models.iter().map(|m| m.blessings.len()).sum::<usize>(), 2, "{:?}", few.models);
+    // A log cut at the cap keeps the newest commits.
+    let cut = history::read(&dir, &Bounds { max_log_bytes: 700, ..Bounds::default() });
+    assert!(cut.notes.iter().any(|n| n.contains("the oldest commits are left out")), "{:?}", cut.notes);
+    let flash = cut.models.iter().find(|m| m.model == "gemini-2.5-flash").unwrap();
+    assert_eq!(flash.blessings.last().unwrap().run_id, "2026-03-01T10:00:00.000Z");
+    assert!(flash.blessings.len() < 3);
+    // A deadline git cannot meet: a note, at once.
+    let start = Instant::now();
+    let late = history::read(&dir, &Bounds { timeout: Duration::ZERO, ..Bounds::default() });
+    assert!(late.models.is_empty());
+    assert!(late.notes.iter().any(|n| n.contains("did not finish within")), "{:?}", late.notes);
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
