@@ -185,7 +185,9 @@ enum Command {
     /// failing, or the reverse, with its Fisher exact test, and a task whose
     /// definition changed (its content hash), which is not a model change.
     /// A shallow clone gives the commits it has (`git fetch --unshallow` for
-    /// the rest); no repository gives no history, with a note.
+    /// the rest); no repository gives no history, with a note. What each
+    /// version and step gave is cached by blob id in VAULTBENCH_CACHE_DIR
+    /// (default ~/.cache/vaultbench; empty: in memory only).
     History {
         /// A model id, provider/model, or a file name the baseline has or had [default: every model].
         model: Option<String>,

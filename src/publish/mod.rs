@@ -3,7 +3,9 @@
 //! task matrix, the solve^k chart and the task catalog generated at build
 //! time from `evals/baselines/*.json` and the suite's tasks; below each
 //! baseline, a page per task with its runs and, from the evidence archive,
-//! a page per run's transcript; compare pages for pairs of baselines.
+//! a page per run's transcript; compare pages for pairs of baselines; and,
+//! from the git history of the baselines (`crate::history`), each model's
+//! blessings on its page and a "What changed" page.
 //!
 //! A pipeline of plain stages, as Zola's `Site`: load (config, templates,
 //! content, baselines, suite), render (markdown, templates), write. `--watch`
