@@ -7,4 +7,8 @@
 //! no I/O: reading and writing the suite's files is `suite::compile`'s job,
 //! and scoring a run against the compiled matchers is `score`'s.
 
+pub mod compile;
+pub mod explain;
 pub mod legacy;
+pub mod source;
+pub mod spell;
