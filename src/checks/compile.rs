@@ -30,7 +30,7 @@ use std::fmt::Write;
 
 use serde_json::Value as Json;
 
-use super::source::{Line, NotGiven, Note, NoteLine, OneOrMany, Scalar, Source, Value};
+use super::source::{Appended, Line, NotGiven, Note, NoteLine, OneOrMany, Scalar, Source, Value};
 use super::spell::{self, Date, Kind, Number, Time};
 use crate::format::OneOrMany as FormatOneOrMany;
 use crate::format::task::{Matcher, VaultAssertion};
@@ -98,6 +98,15 @@ impl Val {
         }
     }
 
+    /// The pattern for a value stated anywhere in an answer: a number
+    /// there must stand alone, not be part of a date or time.
+    fn pattern_anywhere(&self, units: Option<&str>) -> String {
+        match self {
+            Val::Number(n) => format!("{}{}", spell::number_alone(n), units.unwrap_or_default()),
+            other => other.pattern(units),
+        }
+    }
+
     fn display(&self, units: &[String]) -> String {
         match self {
             Val::Number(n) if units.is_empty() => n.display(),
@@ -142,7 +151,7 @@ fn units_of(unit: &Option<OneOrMany<String>>) -> Vec<String> {
 
 /// Start of an answer line, up to its label: list markers, quote marks,
 /// heading marks, table bars and emphasis.
-const LINE_START: &str = r"(?:^|\n)[\t >#*_`~|+-]*(?:\d{1,3}[.)][\t *_`~]*)?";
+const LINE_START: &str = r"[\t >#*_`~|+-]*(?:\d{1,3}[.)][\t *_`~]*)?";
 /// After the label: a parenthesis, emphasis, then a colon, a bar or a dash.
 const LABEL_END: &str = r"(?: ?\([^()\n]{0,60}\))?[\t *_`~]*(?:[:|]|[\u2013\u2014-](?= ))[\t *_`~|:]*";
 /// Words that say a value is not given.
@@ -202,13 +211,19 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
     }
     let unit_pattern = (!units.is_empty()).then(|| spell::units(&units));
     let unit_pattern = unit_pattern.as_deref();
-    let head = format!("{LINE_START}{}{LABEL_END}", label_pattern(label));
+    // The answer line is the first line that starts with the label: the
+    // lines before it are skipped, and it is read to its end.
+    let label_line = format!("{LINE_START}{}{LABEL_END}", label_pattern(label));
+    let head = format!(r"^(?:(?!{label_line})[^\n]*\n)*{label_line}");
     let mut out = Vec::new();
 
     // The line is there and gives every value (or says none is given).
     if line.not_given.is_some() {
         let gives = format!(r"{head}(?=[^\n]*?{NOT_GIVEN})");
-        out.push((regex(gives, "i"), format!("a line \"{label}: ...\" says the notes do not give it")));
+        out.push((
+            regex(gives, "i"),
+            format!("the answer has a line \"{label}: ...\" saying the notes do not give it"),
+        ));
     } else {
         let lookahead = |v: &Val| format!(r"(?=[^\n]*?{})", v.pattern(unit_pattern));
         let all: String = items.iter().map(lookahead).collect();
@@ -216,14 +231,14 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
         if head.len() + all.len() <= MAX_PATTERN_LEN {
             out.push((
                 regex(format!("{head}{all}"), "i"),
-                format!("a line \"{label}: ...\" gives {}", values.join(" and ")),
+                format!("the answer has a line \"{label}: ...\" giving {}", values.join(" and ")),
             ));
         } else {
             // Too long for one pattern: a matcher per value.
             for (v, said) in items.iter().zip(values) {
                 out.push((
                     regex(format!("{head}{}", lookahead(v)), "i"),
-                    format!("a line \"{label}: ...\" gives {said}"),
+                    format!("the answer has a line \"{label}: ...\" giving {said}"),
                 ));
             }
         }
@@ -246,27 +261,48 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
             _ => None,
         })
         .collect();
+    let years = spell::counts_years(&numbers);
     for kind in kinds {
-        let Some(candidates) = spell::candidates(kind, spell::counts_years(&numbers), unit_pattern, &line.others)
-        else {
-            continue;
-        };
         let expected: Vec<String> =
             items.iter().filter(|v| v.kind() == kind).map(|v| v.pattern(unit_pattern)).collect();
-        let other = if expected.is_empty() { candidates } else { format!("(?!{}){candidates}", expected.join("|")) };
-        let what = match kind {
-            Kind::Text => {
-                format!("any of {}", line.others.iter().map(|o| format!("\"{o}\"")).collect::<Vec<_>>().join(", "))
-            }
-            Kind::Number if !units.is_empty() => format!("a number of {} other than the one asked", units.join("/")),
-            _ if expected.is_empty() => format!("a {}", kind.noun()),
-            k => format!("another {}", k.noun()),
-        };
-        out.push((
-            regex(format!(r"^(?![\s\S]*?{head}[^\n]*?{other})"), "i"),
-            format!("no line \"{label}: ...\" gives {what} (a second value there is a hedge)"),
-        ));
+        // One matcher per kind; a long list of other texts is split over as
+        // many matchers as the engine's pattern limit needs.
+        let groups: Vec<&[String]> =
+            if kind == Kind::Text { split_others(&line.others, &head, &expected) } else { vec![&[]] };
+        for others in groups {
+            let Some(candidates) = spell::candidates(kind, years, unit_pattern, others) else { continue };
+            let other =
+                if expected.is_empty() { candidates } else { format!("(?!{}){candidates}", expected.join("|")) };
+            let what = match kind {
+                Kind::Text => {
+                    format!("none of {}", others.iter().map(|o| format!("\"{o}\"")).collect::<Vec<_>>().join(", "))
+                }
+                Kind::Number if !units.is_empty() => format!("no other number of {}", units.join("/")),
+                _ if expected.is_empty() => format!("no {}", kind.noun()),
+                k => format!("no other {}", k.noun()),
+            };
+            out.push((
+                regex(format!(r"^(?!{head}[^\n]*?{other})"), "i"),
+                format!("the line \"{label}: ...\" gives {what} (a second value there is a hedge)"),
+            ));
+        }
     }
+    out
+}
+
+/// The other texts of a line in groups whose "no other" pattern fits the
+/// engine's limit (halving a group until it does, down to one text).
+fn split_others<'o>(others: &'o [String], head: &str, expected: &[String]) -> Vec<&'o [String]> {
+    let fits = |group: &[String]| {
+        let candidates = spell::any_text(group);
+        head.len() + expected.iter().map(String::len).sum::<usize>() + candidates.len() + 40 <= MAX_PATTERN_LEN
+    };
+    if others.len() <= 1 || fits(others) {
+        return vec![others];
+    }
+    let (a, b) = others.split_at(others.len() / 2);
+    let mut out = split_others(a, head, expected);
+    out.extend(split_others(b, head, expected));
     out
 }
 
@@ -334,7 +370,7 @@ fn compile_answer(source: &Source, cx: &Context<'_>, errors: &mut Vec<String>) -
             notes.push(format!("the answer contains exactly \"{text}\""));
         } else if let Some((val, units)) = value_of(v, &at, errors) {
             let unit = (!units.is_empty()).then(|| spell::units(&units));
-            matchers.push(regex(val.pattern(unit.as_deref()), "i"));
+            matchers.push(regex(val.pattern_anywhere(unit.as_deref()), "i"));
             notes.push(format!("the answer states {}", val.display(&units)));
         }
     }
@@ -345,7 +381,7 @@ fn compile_answer(source: &Source, cx: &Context<'_>, errors: &mut Vec<String>) -
             notes.push(format!("the answer never contains \"{text}\""));
         } else if let Some((val, units)) = value_of(v, &at, errors) {
             let unit = (!units.is_empty()).then(|| spell::units(&units));
-            matchers.push(regex(format!(r"^(?![\s\S]*{})", val.pattern(unit.as_deref())), "i"));
+            matchers.push(regex(format!(r"^(?![\s\S]*{})", val.pattern_anywhere(unit.as_deref())), "i"));
             notes.push(format!("the answer never mentions {}", val.display(&units)));
         }
     }
@@ -546,8 +582,8 @@ fn compile_note(note: &Note, at: &str, cx: &Context<'_>, out: &mut VaultOut, err
     };
     if let Some(text) = &note.text {
         out.push(
-            file_matches(&path, format!(r"^{}\s*$", whole_text(text)), ""),
-            format!("{path} reads exactly as asked (line endings and white space at its end aside)"),
+            file_matches(&path, format!(r"^{}(?:\r?\n)?$", whole_text(text)), ""),
+            format!("{path} reads exactly as asked (either line ending; one final line break allowed)"),
         );
     }
     if !note.edit.is_empty()
@@ -559,7 +595,14 @@ fn compile_note(note: &Note, at: &str, cx: &Context<'_>, out: &mut VaultOut, err
     if !note.appended.is_empty()
         && let Some(original) = fixture(errors)
     {
-        let added: Vec<String> = note.appended.iter().map(|l| lines_pattern(l)).collect();
+        let added: Vec<String> = note
+            .appended
+            .iter()
+            .map(|a| match a {
+                Appended::Line(l) => lines_pattern(l),
+                Appended::Starts { starts } => format!(r"{}[^\n]*\S", spell::escape(starts)),
+            })
+            .collect();
         let pattern = format!(
             r"^{}\r?\n(?:[ \t]*\r?\n)?{}\s*$",
             lines_pattern(original.replace("\r\n", "\n").trim_end()),
@@ -797,6 +840,7 @@ mod tests {
             "| Toll | 9 |\n|---|---|",
             "Intro line.\n> Toll — 9 tallies",
             "TOLL: 9.00",
+            "Toll: 9\n\nBreakdown:\nToll: 12 tallies at Sallow Quay",
         ] {
             assert!(holds(&c, yes), "{yes}");
         }
@@ -805,7 +849,7 @@ mod tests {
             "Toll: 12 tallies",
             "Toll: 9 or 12 tallies",
             "Toll: 9 (or 12)",
-            "Toll: 9\nToll: 12",
+            "Toll: 12\nToll: 9",
             "Toll: nine, maybe twelve",
             "Tolls: 9",
             "The toll: 9",
@@ -816,8 +860,8 @@ mod tests {
         assert_eq!(
             c.matcher_notes,
             [
-                "a line \"Toll: ...\" gives 9",
-                "no line \"Toll: ...\" gives another number (a second value there is a hedge)"
+                "the answer has a line \"Toll: ...\" giving 9",
+                "the line \"Toll: ...\" gives no other number (a second value there is a hedge)"
             ]
         );
     }

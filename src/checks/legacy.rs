@@ -245,26 +245,23 @@ mod tests {
     }
 
     #[test]
-    fn the_suite_as_recorded_carries_exactly_these() {
-        // Scans the committed tasks: every templated pattern there is one of
-        // the recorded ones (none added by hand since).
-        let recorded: std::collections::HashSet<String> = recorded().into_iter().map(|p| p.value).collect();
+    fn no_task_carries_a_templated_pattern_any_more() {
+        // The suite's checks are compiled from sources now: a pattern of one
+        // of these templates in a task file was pasted there by hand.
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("evals/tasks");
-        let mut found = 0;
+        let mut patterns = 0;
         for entry in std::fs::read_dir(&dir).unwrap() {
             let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
             let task: crate::format::task::Task = serde_json::from_str(&text).unwrap();
             for m in &task.output_matchers {
                 if let crate::format::task::Matcher::Regex { value, .. } = m {
                     for v in value.as_slice() {
-                        if decompile(v).is_some() {
-                            assert!(recorded.contains(v), "{}: a templated pattern not recorded: {v}", task.id);
-                            found += 1;
-                        }
+                        patterns += 1;
+                        assert!(decompile(v).is_none(), "{}: a legacy templated pattern: {v}", task.id);
                     }
                 }
             }
         }
-        assert_eq!(found, 103);
+        assert!(patterns > 100, "{patterns} regex matchers read");
     }
 }

@@ -191,7 +191,7 @@ pub struct Note {
     pub edit: Vec<Edit>,
     /// The fixture's note with these lines added at its end.
     #[serde(default)]
-    pub appended: Vec<String>,
+    pub appended: Vec<Appended>,
     /// Frontmatter keys set to these values; every other key and the body
     /// stay as in the fixture.
     pub frontmatter: Option<toml::Table>,
@@ -207,6 +207,15 @@ pub struct Note {
     /// Lines that must not be there (every value of one on one line).
     #[serde(default)]
     pub no_lines: Vec<NoteLine>,
+}
+
+/// A line added at the end of a note: exactly this text, or any line that
+/// starts with `starts` (a line whose end the writer chooses).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Appended {
+    Line(String),
+    Starts { starts: String },
 }
 
 /// One replacement of an edit: `from` in the fixture becomes `to` (or any

@@ -223,6 +223,17 @@ pub fn number(n: &Number) -> String {
     out
 }
 
+/// A number of its own, not a part of a date (`12` in `2031-10-12` or
+/// `12 October`) or of a time (`10` in `07:10`): for a number stated
+/// anywhere in an answer, where dates and times are all around it.
+pub fn number_alone(n: &Number) -> String {
+    let month = any_month();
+    format!(
+        r"(?<!{month}\s{{1,3}}|\d{{4}}-(?:\d\d-)?|\d[:h])(?!\d\d?{ORDINAL}(?: of)?\s+{month}|\d\d?[:h]\d\d){}",
+        number(n)
+    )
+}
+
 /// Units after a number (`min`, `kg`): each as written or plural.
 pub fn units(units: &[String]) -> String {
     let list: Vec<String> = units.iter().map(|u| format!("{}s?", text_body(u))).collect();
@@ -231,11 +242,19 @@ pub fn units(units: &[String]) -> String {
 
 /// Any number: digits (a year only when `years`) or a number word other than
 /// "one" (a pronoun as often as a number).
+///
+/// A number that is part of a date (`1 January`, `Oct 9`, `2031-10-09`) or
+/// a time (`07:10`) is not a number of its own.
 fn any_number(years: bool) -> String {
-    let not_year = if years { String::new() } else { format!(r"(?!(?:19|20)\d\d{NUMBER_END})") };
+    let month = any_month();
+    // Not a year, nor the day of a date, nor the hour of a time ...
+    let year = if years { "" } else { r"(?:19|20)\d\d(?!\d|[.,]\d)|" };
+    let not_part = format!(r"(?!{year}\d\d?{ORDINAL}(?: of)?\s+{month}|\d\d?[:h]\d\d|\d{{4}}-)");
+    // ... nor what follows a month, an ISO year or an hour.
+    let not_after = format!(r"(?<![\w.,]|{month}\s{{1,3}}|\d{{4}}-(?:\d\d-)?|\d[:h])");
     // Every number word but "one": two..nineteen, the tens, hundred, thousand.
-    let words = r"(?:(?:twen|thir|for|fif|six|seven|eigh|nine)ty|(?:thir|four|fif|six|seven|eigh|nine)teen|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|hundred|thousand)";
-    format!(r"(?:{NUMBER_START}{not_year}\d+(?:{GROUP}\d{{3}})*(?:[.,]\d+)?{NUMBER_END}|\b{words}\b)")
+    let words = r"(?:(?:twen|thir|for|four|fif|six|seven|eigh|nine)(?:ty|teen)|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|hundred|thousand)";
+    format!(r"(?:{not_after}{not_part}\d+(?:{GROUP}\d{{3}})*(?:[.,]\d+)?{NUMBER_END}|\b{words}\b)")
 }
 
 // ---------------------------------------------------------------- times
@@ -401,12 +420,14 @@ fn month_name(month: u32) -> String {
 /// Any month's name (by its first three letters: short, where a day number
 /// beside it already says it is a date).
 fn any_month() -> String {
-    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b\.?".to_string()
+    r"(?:jan|feb|ma[ry]|apr|ju[nl]|aug|sep|oct|nov|dec)[a-z]*\.?".to_string()
 }
 
 const ORDINAL: &str = r"(?:st|nd|rd|th)?";
 
-/// A date in any usual spelling; a year, where one follows, must be its year.
+/// A date in any usual spelling; a year, where one follows, must be its
+/// year. A bare ordinal day (`the 9th`) counts: a writer who leaves the
+/// month out means the one in question.
 pub fn date(d: Date) -> String {
     let (y, m, day) = (d.year, d.month, d.day);
     let month = month_name(m);
@@ -416,6 +437,9 @@ pub fn date(d: Date) -> String {
         format!(r"{y}-{m:02}-{day:02}\b"),
         format!(r"(?:0?{day}{ORDINAL}(?:\s+of)?\s+{month}|{month}\s+0?{day}{ORDINAL}\b){year}"),
         format!(r"0?{day}/0?{m}(?:/(?:{y}|{yy:02})\b|(?![/\d]))", yy = y % 100),
+        // A bare ordinal ("on the 9th") where the month goes without saying;
+        // one followed by a month is that month's.
+        format!(r"0?{day}(?:st|nd|rd|th)\b(?!(?:\s+of)?\s+{any})", any = any_month()),
     ];
     format!(r"(?<![\w/-])(?:{})", forms.join("|"))
 }
@@ -424,7 +448,7 @@ pub fn date(d: Date) -> String {
 fn any_date() -> String {
     let month = any_month();
     format!(
-        r"(?<![\w/-])(?:\d{{4}}-\d{{2}}-\d{{2}}\b|\d{{1,2}}{ORDINAL}(?:\s+of)?\s+{month}|{month}\s+\d{{1,2}}{ORDINAL}\b|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?\b)"
+        r"(?<![\w/-])(?:\d{{4}}-\d{{2}}-\d{{2}}\b|\d{{1,2}}{ORDINAL}(?:\s+of)?\s+{month}|{month}\s+\d{{1,2}}{ORDINAL}\b|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?\b|\d{{1,2}}(?:st|nd|rd|th)\b)"
     )
 }
 
@@ -572,6 +596,13 @@ mod tests {
         assert!(finds(&num("100"), "a hundred") && finds(&num("1,095"), "one thousand and ninety-five"));
         assert_eq!(Number::parse("1,095").unwrap().display(), "1095");
         assert_eq!(Number::parse("12095").unwrap().display(), "12,095");
+        let alone = number_alone(&Number::parse("12").unwrap());
+        assert!(
+            finds(&alone, "12 boxes")
+                && !finds(&alone, "2031-10-12")
+                && !finds(&alone, "12 October")
+                && !finds(&alone, "10:12")
+        );
         assert!(Number::parse("12a").is_err() && Number::parse("").is_err() && Number::parse("1.2.3").is_err());
     }
 
@@ -612,10 +643,21 @@ mod tests {
             "03/02/2031",
             "3/2/31",
             "Mon 3 Feb",
+            "on the 3rd",
         ] {
             assert!(finds(&p, yes), "{yes}");
         }
-        for no in ["3 February 2032", "13 February", "2031-02-13", "3/12", "Feb 30", "23 Feb", "February 3, 2030"] {
+        for no in [
+            "3 February 2032",
+            "13 February",
+            "2031-02-13",
+            "3/12",
+            "Feb 30",
+            "23 Feb",
+            "February 3, 2030",
+            "3rd March",
+            "the 13th",
+        ] {
             assert!(!finds(&p, no), "{no}");
         }
         let p = date(Date::parse("2031-09-06").unwrap());
@@ -654,9 +696,10 @@ mod tests {
         for yes in ["9", "1,396", "26.5", "twelve", "Twenty"] {
             assert!(finds(&n, yes), "{yes}");
         }
-        for no in ["2032", "T31", "one", "the Playhouse"] {
+        for no in ["2032", "T31", "one", "the Playhouse", "1 January", "Oct 9th", "2031-10-09", "07:10", "7h10"] {
             assert!(!finds(&n, no), "{no}");
         }
+        assert!(finds(&n, "9-12") && finds(&n, "from 1 to 9 January"));
         assert!(finds(&candidates(Kind::Number, true, None, &[]).unwrap(), "2032"));
         let with_unit =
             candidates(Kind::Number, false, Some(&units(&["M".into(), "nautical mile".into()])), &[]).unwrap();

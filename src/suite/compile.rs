@@ -150,6 +150,7 @@ fn differences(file: &Path, task: &Task, compiled: &Compiled) -> Vec<String> {
 /// Compile every source of the suite at `root` into its task file (or, with
 /// `check`, only compare). Every source problem is an error naming its file
 /// and field; so is a task without a source or a source without a task.
+/// Tasks whose sources compile are written all the same.
 pub fn compile_suite(root: &Path, check: bool) -> Result<Outcome, SuiteErrors> {
     let mut problems = Vec::new();
     let dir = checks_dir(root);
@@ -204,18 +205,17 @@ pub fn compile_suite(root: &Path, check: bool) -> Result<Outcome, SuiteErrors> {
             }
         }
     }
-    if !problems.is_empty() {
-        return Err(SuiteErrors { diagnostics: problems });
-    }
+    // The tasks that compiled are written even when others did not: each
+    // source stands alone, and its errors name it.
     if !check {
         for (file, task) in &updates {
             if let Err(e) = fsio::write_atomic(file, task_json(task).as_bytes()) {
                 problems.push(Diagnostic::error(file, format!("cannot write: {e:#}"), None));
             }
         }
-        if !problems.is_empty() {
-            return Err(SuiteErrors { diagnostics: problems });
-        }
+    }
+    if !problems.is_empty() {
+        return Err(SuiteErrors { diagnostics: problems });
     }
     Ok(outcome)
 }
