@@ -186,7 +186,7 @@ enum SuiteCommand {
     /// Write every task's checks (outputMatchers and vaultAssertions) from its
     /// check source, <suite>/checks/<id>.toml. With --check, write nothing and
     /// exit 1 when a task file differs from its source, naming each task and
-    /// field. docs/tasks.md explains the sources.
+    /// field. docs/adding-a-task.md explains the sources.
     Compile {
         /// The suite folder, holding tasks/, checks/ and fixtures/.
         #[arg(long, value_name = "DIR", default_value = "evals")]
@@ -196,7 +196,7 @@ enum SuiteCommand {
         check: bool,
     },
     /// Scaffold a task: its file, check source, fixture folder, reference and
-    /// an empty alternatives folder, to fill in as docs/tasks.md describes.
+    /// an empty alternatives folder, to fill in as docs/adding-a-task.md describes.
     New {
         /// The task id: lowercase letters, digits and hyphens.
         id: String,
@@ -343,7 +343,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             for path in vaultbench::suite::compile::new_task(&suite, &id)? {
                 println!("wrote {}", path.display());
             }
-            println!("next: write the fixture notes, the request, the check source and the reference (docs/tasks.md)");
+            println!(
+                "next: write the fixture notes, the request, the check source and the reference (docs/adding-a-task.md)"
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Publish(args) => cmd_publish(&args),

@@ -994,6 +994,36 @@ why = ""
         assert!(errors("[vault]\nunchanged = [\"../x.md\"]\n", "")[0].contains("is not a file path inside the vault"));
     }
 
+    #[test]
+    fn hostile_sources_are_errors_never_panics() {
+        let nasty = [
+            "[[line]]\nlabel = \"(?<x\"\ntext = \"\\\\\"\n",
+            "[[line]]\nlabel = \"T\"\nnumber = 99999999999999999999999\n",
+            "[[line]]\nlabel = \"T\"\nnumber = -5\nunit = []\n",
+            "[[line]]\nlabel = \"T\"\nnumber = 1e300\n",
+            "[[line]]\nlabel = \"T\"\ntime = \"25:99\"\ndate = \"2031-13-40\"\n",
+            "[[line]]\nlabel = \"T\"\ntext = []\nothers = [\"\"]\n",
+            "[[line]]\nlabel = \"T\"\nnot_given = \"text\"\n",
+            "states = [{}]\nnever = [{ unit = \"kg\" }]\n",
+            "[vault]\nmoved = [{ from = \"/x\", to = \"..\" }]\nexists = [\"\"]\n",
+            "[[vault.note]]\npath = \"a.md\"\ntext = \"x\"\nedit = [{ from = \"\", to = [] }]\n",
+            "[[vault.note]]\npath = \"a.md\"\nfrontmatter = { k = 1970-01-01T00:00:00Z }\n",
+            "[judge]\ncriteria = \"\"\nwhy = \"\"\n",
+        ];
+        for (i, toml) in nasty.iter().enumerate() {
+            match parse(toml) {
+                Err(e) => assert!(!e.is_empty(), "{i}"),
+                Ok(source) => {
+                    let cx = Context { user_message: "T: x", fixture: &fixture };
+                    let _ = compile(&source, &cx);
+                }
+            }
+        }
+        // A label is text, never a pattern.
+        let c = compiled("[[line]]\nlabel = \"a.b (c)\"\nnumber = 1\n", "a line `a.b (c): <n>`");
+        assert!(holds(&c, "a.b (c): 1") && !holds(&c, "axb (c): 1"));
+    }
+
     fn fixture(path: &str) -> Result<String, String> {
         match path {
             "crew/contacts.md" => {

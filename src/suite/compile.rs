@@ -272,7 +272,7 @@ pub fn new_task(root: &Path, id: &str) -> Result<Vec<PathBuf>> {
     );
     let source = format!(
         r#"# Checks of task {id}: `vaultbench suite compile` writes them into
-# tasks/{id}.json. docs/tasks.md explains every rule.
+# tasks/{id}.json. docs/adding-a-task.md explains every rule.
 
 # The answer line the request asks for ("Start your answer with a line
 # `Answer: <value>`"): it must give this value, in any usual spelling, and
