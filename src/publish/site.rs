@@ -1066,7 +1066,19 @@ fn load_suite(root: &Path) -> (SuiteView, Vec<Warning>) {
         return (SuiteView::empty(folder), Vec::new());
     }
     match Suite::load_catalog(root) {
-        Ok(suite) => (SuiteView::from_tasks(folder, &suite.tasks), Vec::new()),
+        Ok(suite) => {
+            let mut view = SuiteView::from_tasks(folder, &suite.tasks);
+            // What each task is now, to tell the baselines that ran an edited one.
+            let hashes: HashMap<&str, String> = suite
+                .tasks
+                .iter()
+                .filter_map(|t| Some((t.id.as_str(), crate::suite::hash::content_hash(root, t).ok()?)))
+                .collect();
+            for task in &mut view.tasks {
+                task.content_hash = hashes.get(task.id.as_str()).cloned();
+            }
+            (view, Vec::new())
+        }
         Err(errors) => {
             let problems: Vec<String> = errors
                 .diagnostics
