@@ -1074,8 +1074,14 @@ fn load_suite(root: &Path) -> (SuiteView, Vec<Warning>) {
                 .iter()
                 .filter_map(|t| Some((t.id.as_str(), crate::suite::hash::content_hash(root, t).ok()?)))
                 .collect();
+            // And how each check reads in words, from the task's check source.
+            let mut explainers: HashMap<&str, crate::checks::explain::Explainer> =
+                suite.tasks.par_iter().map(|t| (t.id.as_str(), crate::suite::compile::explainer(root, t))).collect();
             for task in &mut view.tasks {
                 task.content_hash = hashes.get(task.id.as_str()).cloned();
+                if let Some(explainer) = explainers.remove(task.id.as_str()) {
+                    task.explainer = Arc::new(explainer);
+                }
             }
             (view, Vec::new())
         }

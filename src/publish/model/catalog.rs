@@ -34,6 +34,12 @@ pub struct CatalogTask {
     pub tool_call_budget: Option<u32>,
     pub matchers: String,
     pub assertions: usize,
+    /// The task's checks in words (`checks::explain`), for the run pages.
+    #[serde(skip)]
+    pub explainer: std::sync::Arc<crate::checks::explain::Explainer>,
+    /// The task's vault assertions, which a run records in this order.
+    #[serde(skip)]
+    pub vault_assertions: Vec<crate::format::task::VaultAssertion>,
 }
 
 impl SuiteView {
@@ -51,6 +57,8 @@ impl SuiteView {
                 tool_call_budget: t.tool_call_budget,
                 matchers: matcher_summary(&t.output_matchers),
                 assertions: t.vault_assertions.len(),
+                explainer: Default::default(),
+                vault_assertions: t.vault_assertions.clone(),
             })
             .collect();
         tasks.sort_by(|a, b| (&a.tier, &a.id).cmp(&(&b.tier, &b.id)));
