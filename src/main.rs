@@ -172,6 +172,7 @@ enum Command {
         command: CalibrateCommand,
     },
     Publish(vaultbench::publish::args::PublishArgs),
+    View(vaultbench::publish::args::ViewArgs),
     /// Internal: match regular expressions for the parent process (see score::sandbox).
     #[command(name = "regex-worker", hide = true)]
     RegexWorker,
@@ -416,6 +417,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Publish(args) => cmd_publish(&args),
+        Command::View(args) => cmd_view(&args),
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {
             let path = file.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
             let file: CalibrationFile = fsio::read_json(&path)?;
@@ -576,6 +578,21 @@ fn cmd_publish(args: &vaultbench::publish::args::PublishArgs) -> Result<ExitCode
     }
     outln!("{report}");
     Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_view(args: &vaultbench::publish::args::ViewArgs) -> Result<ExitCode> {
+    use vaultbench::publish::{Notice, Stopped, view};
+    let options = args.options();
+    if options.out.is_some() {
+        let report = view::export(&options)?;
+        outln!("{report}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let stopped = view::serve(&options, &mut |notice| match notice {
+        Notice::Warning(_) | Notice::Failed(_) | Notice::WatchError(_) => errln!("{notice}"),
+        _ => outln!("{notice}"),
+    })?;
+    Ok(ExitCode::from(if stopped == Stopped::Terminated { 143 } else { 130 }))
 }
 
 fn status(result: Result<Status>) -> Result<ExitCode> {

@@ -332,6 +332,46 @@ impl Site {
         })
     }
 
+    /// The site of `vaultbench view`: no docs folder, but `home` as its home
+    /// page (Markdown), and as its baselines the given ones with their
+    /// transcripts (a result being looked at and the baseline it would
+    /// replace); the suite and templates of `options`. Every later stage is
+    /// the one a `publish` build runs.
+    pub fn for_view(
+        options: PublishOptions,
+        title: String,
+        home: String,
+        baselines: Vec<(Baseline, Result<Transcripts, String>)>,
+    ) -> Result<Site> {
+        let config = SiteConfig { title, last_updated: false, ..SiteConfig::default() };
+        let (suite, suite_warnings) = load_suite(&options.suite);
+        let templates = templates::load(&options.templates)?;
+        let home_file = options.docs.join("index.md");
+        let mut content = Content::default();
+        content.pages.push(content::page_from_text(&home_file, "index.md".into(), &home)?);
+        let mut evidence = HashMap::new();
+        let mut kept = Vec::new();
+        for (baseline, transcripts) in baselines {
+            evidence.insert(baseline.stem.clone(), transcripts);
+            kept.push(baseline);
+        }
+        Ok(Site {
+            options,
+            config,
+            templates,
+            content,
+            baselines: kept,
+            baseline_warnings: Vec::new(),
+            evidence,
+            suite,
+            suite_warnings,
+            dates: Dates::new(),
+            kept: Mutex::new(None),
+            stamps: write::Stamps::default(),
+            derived: results::Derived::default(),
+        })
+    }
+
     /// Keep the task, transcript and pair pages of each build for the next:
     /// a rebuild renders only those whose data changed. For `--watch`; a
     /// one-off build renders every page and keeps none.

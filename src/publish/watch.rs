@@ -355,7 +355,7 @@ pub fn run(options: PublishOptions, watch: WatchOptions, notify: &mut dyn FnMut(
     Ok(stopped)
 }
 
-async fn wait_for_signal() -> Stopped {
+pub(crate) async fn wait_for_signal() -> Stopped {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
