@@ -54,7 +54,7 @@ pub struct ViewOptions {
 #[derive(Debug, Clone)]
 enum Target {
     File(PathBuf),
-    Sweep(Store, Manifest),
+    Sweep(Store, Box<Manifest>),
 }
 
 /// What a load of the target found.
@@ -97,7 +97,7 @@ impl Target {
             return Ok(Target::File(file));
         }
         match Store::find(results, id) {
-            Ok((store, manifest)) => Ok(Target::Sweep(store, manifest)),
+            Ok((store, manifest)) => Ok(Target::Sweep(store, Box::new(manifest))),
             Err(_) => bail!(
                 "no result `{id}`: neither {} nor a sweep folder {} exists (pass a result file, a run id, or \
                  --results DIR)",
