@@ -543,9 +543,7 @@ fn view_follows_a_running_sweep_and_leads_to_a_run_its_transcript_and_the_compar
         return m ? Number(m[1]) : -1;";
     let first = driver.eval(finished).as_i64().unwrap();
     assert!(first >= 0, "the page says how far the sweep is");
-    assert!(driver.wait_until(
-        "return document.documentElement.getAttribute('data-live-reload') === 'connected';"
-    ));
+    assert!(driver.wait_until("return document.documentElement.getAttribute('data-live-reload') === 'connected';"));
     // No one reloads: the page does, as runs finish.
     assert!(
         eventually(Duration::from_secs(20), || driver.eval(finished).as_i64().is_some_and(|n| n > first)),
@@ -559,7 +557,8 @@ fn view_follows_a_running_sweep_and_leads_to_a_run_its_transcript_and_the_compar
     // The run, a task, a run's transcript.
     driver.click("main a[href^='baselines/run-']");
     assert!(driver.wait_until("return /\\/baselines\\/run-[^/]+\\.html$/.test(location.pathname);"));
-    driver.goto(&driver.eval("return document.querySelector('a[href$=\"ferry-read-toll.html\"]').href;").as_str().unwrap().to_string());
+    let task = driver.eval("return document.querySelector('a[href$=\"ferry-read-toll.html\"]').href;");
+    driver.goto(task.as_str().unwrap());
     assert!(driver.wait_until("return location.pathname.endsWith('/ferry-read-toll.html');"));
     assert!(driver.eval("return document.querySelector('.check-what').textContent.length > 0;") == json!(true));
     driver.click("a.transcript-link");

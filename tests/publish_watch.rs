@@ -209,8 +209,7 @@ fn a_rebuild_after_each_change_gives_the_site_a_fresh_build_gives() {
     let out = options("site").output_dir().unwrap();
     let mut rebuild = |kind: ChangeKind, what: &str| {
         watched.reload(kind).unwrap();
-        let built = watched.render().unwrap();
-        watched.write(&built, &out, None).unwrap();
+        watched.build_into(&out, None, false).unwrap();
         let _ = std::fs::remove_dir_all(root.join("fresh"));
         vaultbench::publish::build(&options("fresh")).unwrap();
         let (incremental, fresh) = (tree(&root.join("site")), tree(&root.join("fresh")));

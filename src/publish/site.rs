@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context as _, Result, anyhow, bail};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -407,12 +407,34 @@ impl Site {
         Ok(())
     }
 
-    /// Write a rendered site to the output folder; `owner` is the caller's
-    /// hold on the folder, if it serves it (`--watch`).
-    pub fn write(&mut self, built: &Built, out: &OutputDir, owner: Option<&Ownership>) -> Result<WriteStats> {
-        let written = out.write(&built.files, &mut self.stamps, owner)?;
+    /// What the last write left in the output folder: handed from one site
+    /// to the next by a caller that loads a new one for each build (`view`).
+    pub fn stamps_mut(&mut self) -> &mut write::Stamps {
+        &mut self.stamps
+    }
+
+    /// Render every page and write it as it is made: the site is never held
+    /// in memory whole. With `strict`, a warning stops the build before
+    /// anything is written. `owner` is the caller's hold on the folder, if it
+    /// serves it (`--watch`).
+    pub fn build_into(
+        &mut self,
+        out: &OutputDir,
+        owner: Option<&Ownership>,
+        strict: bool,
+    ) -> Result<(Built, WriteStats)> {
+        let mut stamps = std::mem::take(&mut self.stamps);
+        let mut sink = Writer { out, owner, strict, stamps: &stamps, writing: None };
+        let built = self.render_into(&mut sink);
+        let writing = sink.writing.take();
+        drop(sink);
+        let result = built.and_then(|built| {
+            let writing = writing.context("the build wrote nothing")?;
+            Ok((built, writing.finish(&mut stamps)?))
+        });
+        self.stamps = stamps;
         crate::publish::render::highlight::save_cache();
-        Ok(written)
+        result
     }
 
     /// Render every page, in named stages: the results data, the list of
@@ -422,26 +444,52 @@ impl Site {
     /// they are. Errors (a template or page that cannot be rendered) are all
     /// collected and returned together.
     pub fn render(&mut self) -> Result<Built> {
+        let mut files = Vec::new();
+        let summary = self.render_into(&mut Collect(&mut files))?;
+        Ok(Built { files, ..summary })
+    }
+
+    /// [`Site::render`], handing the files to `sink` as they are made: every
+    /// path and the warnings first, then the pages in parts of
+    /// [`PAGES_AT_ONCE`], so that a build never holds the whole site in
+    /// memory. What it returns holds no files.
+    pub fn render_into(&mut self, sink: &mut dyn Sink) -> Result<Built> {
         let mut warnings = self.load_warnings();
         let results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence, &mut self.derived);
         let clean = self.config.clean_urls;
         // Where the site title in the header leads.
         let home_url = if self.content.pages.iter().any(|p| p.rel == "index.md") { "index.html" } else { RESULTS_PAGE };
         self.begin_templates(&results, home_url);
-        let (generated, mut files) = self.generated_pages(&results);
-        let claimed =
-            claim_outputs(&self.content, &self.templates.static_files, clean, &generated, &files, &mut warnings);
+        let (generated, generated_files) = self.generated_pages(&results);
+        let claimed = claim_outputs(
+            &self.content,
+            &self.templates.static_files,
+            clean,
+            &generated,
+            &generated_files,
+            &mut warnings,
+        );
         let index = self.site_index(&generated);
         let rendered = self.render_docs(&claimed.pages, &index, &mut warnings)?;
         let (nav, order) = navigation(&rendered, &self.config.title);
         self.templates.tera.global_context().insert("nav", &nav);
         let generated_count = generated.len() - 1; // the 404 page is not counted
         let outgoing: Vec<Outgoing> = docs_pages(&rendered).chain(generated).collect();
+        let mut copied = Vec::new();
+        let assets = copied_files(&claimed, &mut copied);
+        let mut rels: Vec<String> = outgoing.iter().map(|page| page_rel(&page.url, clean)).collect();
+        rels.push(search::INDEX_FILE.into());
+        if self.config.url.is_some() {
+            rels.push(SITEMAP_FILE.into());
+        }
+        rels.extend(generated_files.iter().chain(&copied).map(|f| f.rel.clone()));
+        sink.begin(rels, &warnings)?;
+        sink.write(generated_files)?;
         let shared = || self.shared_digest(&results, &nav, home_url);
-        files.extend(self.render_outgoing(&outgoing, &order, shared)?);
-        let assets = copied_files(&claimed, &mut files);
+        self.render_outgoing(&outgoing, &order, shared, sink)?;
+        sink.write(copied)?;
         Ok(Built {
-            files,
+            files: Vec::new(),
             warnings,
             pages: rendered.len(),
             generated: generated_count,
@@ -647,59 +695,62 @@ impl Site {
         outgoing: &[Outgoing],
         order: &[PageLink],
         shared: impl FnOnce() -> u64,
-    ) -> Result<Vec<OutFile>> {
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
         let clean = self.config.clean_urls;
-        let mut files = Vec::with_capacity(outgoing.len() + 2);
         let mut search = SearchIndex::default();
         let mut sitemap = Vec::new();
         let kept = self.kept.lock().expect("kept pages lock").take();
         let shared = kept.as_ref().map(|_| shared());
-        let finished_pages: Vec<_> = outgoing
-            .par_iter()
-            .map(|page| -> Result<(Arc<String>, Vec<html::Section>, _)> {
-                let before = kept.as_ref().and_then(|kept| kept.get(&page.url));
-                let digests = shared.and_then(|shared| self.page_digests(page, shared, before));
-                if let Some(same) = before.filter(|b| digests.is_some_and(|(_, data)| data == b.digest)) {
-                    return Ok((Arc::clone(&same.html), same.sections.clone(), digests));
+        let mut keep = kept.as_ref().map(|_| KeptPages::new());
+        for part in outgoing.chunks(PAGES_AT_ONCE) {
+            let finished_pages: Vec<_> = part
+                .par_iter()
+                .map(|page| -> Result<(Arc<String>, Vec<html::Section>, _)> {
+                    let before = kept.as_ref().and_then(|kept| kept.get(&page.url));
+                    let digests = shared.and_then(|shared| self.page_digests(page, shared, before));
+                    if let Some(same) = before.filter(|b| digests.is_some_and(|(_, data)| data == b.digest)) {
+                        return Ok((Arc::clone(&same.html), same.sections.clone(), digests));
+                    }
+                    let ctx = self.page_context(page, order);
+                    let text = if page.searched { html::Text::Search } else { html::Text::Skip };
+                    let finished = self.render_finished(page.template, &ctx, page.levels, text)?;
+                    Ok((Arc::new(finished.html), finished.sections, digests))
+                })
+                .collect();
+            let mut files = Vec::with_capacity(part.len());
+            for (page, finished) in part.iter().zip(finished_pages) {
+                let (html, sections, digests) = finished?;
+                if let (Some(keep), Some((source, digest))) = (&mut keep, digests) {
+                    let kept_sections = if page.searched { sections.clone() } else { Vec::new() };
+                    keep.insert(
+                        page.url.clone(),
+                        KeptPage { source, digest, html: Arc::clone(&html), sections: kept_sections },
+                    );
                 }
-                let ctx = self.page_context(page, order);
-                let text = if page.searched { html::Text::Search } else { html::Text::Skip };
-                let finished = self.render_finished(page.template, &ctx, page.levels, text)?;
-                Ok((Arc::new(finished.html), finished.sections, digests))
-            })
-            .collect();
-        let mut keep = kept.map(|_| KeptPages::new());
-        for (page, finished) in outgoing.iter().zip(finished_pages) {
-            let (html, sections, digests) = finished?;
-            if let (Some(keep), Some((source, digest))) = (&mut keep, digests) {
-                let kept_sections = if page.searched { sections.clone() } else { Vec::new() };
-                keep.insert(
-                    page.url.clone(),
-                    KeptPage { source, digest, html: Arc::clone(&html), sections: kept_sections },
-                );
+                let digest = digests.map(|(_, data)| data);
+                if page.searched {
+                    search.add(&page.title, &url::from_root(&page.url, clean), sections);
+                    sitemap.push(page.url.clone());
+                }
+                let data = match digest {
+                    Some(digest) => OutData::Known { bytes: html, digest },
+                    None => OutData::Bytes(Arc::unwrap_or_clone(html).into_bytes()),
+                };
+                files.push(OutFile { rel: page_rel(&page.url, clean), data });
             }
-            let digest = digests.map(|(_, data)| data);
-            if page.searched {
-                search.add(&page.title, &url::from_root(&page.url, clean), sections);
-                sitemap.push(page.url.clone());
-            }
-            // Static hosts look for the 404 page at the root, whatever the URL style.
-            let rel = if page.url == NOT_FOUND_PAGE { page.url.clone() } else { url::output_path(&page.url, clean) };
-            let data = match digest {
-                Some(digest) => OutData::Known { bytes: html, digest },
-                None => OutData::Bytes(Arc::unwrap_or_clone(html).into_bytes()),
-            };
-            files.push(OutFile { rel, data });
+            sink.write(files)?;
         }
         *self.kept.lock().expect("kept pages lock") = keep;
-        files.push(OutFile { rel: search::INDEX_FILE.into(), data: OutData::Bytes(search.to_script().into_bytes()) });
+        let mut files =
+            vec![OutFile { rel: search::INDEX_FILE.into(), data: OutData::Bytes(search.to_script().into_bytes()) }];
         if let Some(url) = &self.config.url {
             let dates: HashMap<String, &String> =
                 self.content.pages.iter().filter_map(|p| Some((p.out.clone(), self.dates.get(&p.rel)?))).collect();
             let xml = sitemap_xml(url, &sitemap, clean, &dates);
             files.push(OutFile { rel: SITEMAP_FILE.into(), data: OutData::Bytes(xml.into_bytes()) });
         }
-        Ok(files)
+        sink.write(files)
     }
 
     /// A digest of what every page shares: the templates, the configuration,
@@ -988,6 +1039,61 @@ fn load_evidence_reusing(
             (b.stem.clone(), transcripts::load(archive).map_err(|e| format!("{e:#}")))
         })
         .collect()
+}
+
+/// Pages rendered, then written, at once: enough to keep every core busy,
+/// few enough that a site of any size is never held in memory whole.
+pub const PAGES_AT_ONCE: usize = 256;
+
+/// Where a build's files go as they are made ([`Site::render_into`]).
+pub trait Sink {
+    /// Every path the build will write, and the warnings, before any file;
+    /// an error here (a `--strict` build with warnings) stops the build
+    /// before anything is written.
+    fn begin(&mut self, rels: Vec<String>, warnings: &[Warning]) -> Result<()>;
+    fn write(&mut self, files: Vec<OutFile>) -> Result<()>;
+}
+
+/// The sink of [`Site::build_into`]: the write stage.
+struct Writer<'a, 's> {
+    out: &'a OutputDir,
+    owner: Option<&'a Ownership>,
+    strict: bool,
+    /// What the last write left (`--watch`).
+    stamps: &'s write::Stamps,
+    writing: Option<write::Writing<'a>>,
+}
+
+impl Sink for Writer<'_, '_> {
+    fn begin(&mut self, rels: Vec<String>, warnings: &[Warning]) -> Result<()> {
+        if self.strict && !warnings.is_empty() {
+            bail!("{}", crate::publish::strict_failure(warnings));
+        }
+        self.writing = Some(self.out.begin(rels, self.owner)?);
+        Ok(())
+    }
+    fn write(&mut self, files: Vec<OutFile>) -> Result<()> {
+        self.writing.as_mut().context("files before the build began")?.write(&files, self.stamps)
+    }
+}
+
+/// A sink that keeps every file ([`Site::render`]).
+struct Collect<'a>(&'a mut Vec<OutFile>);
+
+impl Sink for Collect<'_> {
+    fn begin(&mut self, _rels: Vec<String>, _warnings: &[Warning]) -> Result<()> {
+        Ok(())
+    }
+    fn write(&mut self, files: Vec<OutFile>) -> Result<()> {
+        self.0.extend(files);
+        Ok(())
+    }
+}
+
+/// Where a page is written: its output path; the 404 page at the root,
+/// where static hosts look for it, whatever the URL style.
+fn page_rel(url: &str, clean: bool) -> String {
+    if url == NOT_FOUND_PAGE { url.to_string() } else { url::output_path(url, clean) }
 }
 
 /// Claim every output path, once, in order of precedence: the generated

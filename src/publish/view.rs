@@ -351,8 +351,7 @@ pub fn export(options: &ViewOptions) -> Result<BuildReport> {
     let target = Target::find(options.result.as_deref(), &options.results)?;
     let out = OutputDir::claim(&out_dir, &[&options.results, &options.baselines, &options.suite, &options.templates])?;
     let mut site = site(options, &target)?;
-    let built = site.render()?;
-    let written = out.write(&built.files, &mut Stamps::default(), None)?;
+    let (built, written) = site.build_into(&out, None, false)?;
     let publish = PublishOptions { out: out_dir, ..PublishOptions::default() };
     Ok(built.report(&publish, written, start.elapsed()))
 }
@@ -375,8 +374,10 @@ pub fn serve(options: &ViewOptions, notify: &mut dyn FnMut(Notice)) -> Result<St
     let mut build = |state: &ServerState, n: u64, notify: &mut dyn FnMut(Notice)| {
         let start = Instant::now();
         let outcome = site(options, &target).and_then(|mut site| {
-            let built = site.render()?;
-            let written = out.write(&built.files, &mut stamps, Some(&owner))?;
+            std::mem::swap(site.stamps_mut(), &mut stamps);
+            let built = site.build_into(&out, Some(&owner), false);
+            std::mem::swap(site.stamps_mut(), &mut stamps);
+            let (built, written) = built?;
             let publish = PublishOptions { out: out.root().to_path_buf(), ..PublishOptions::default() };
             Ok(built.report(&publish, written, start.elapsed()))
         });

@@ -429,8 +429,7 @@ impl Rebuilder {
         }
         self.stale.clear();
         let site = self.site.as_mut().expect("loaded above");
-        let built = site.render()?;
-        let written = site.write(&built, &self.out, Some(&self.owner))?;
+        let (built, written) = site.build_into(&self.out, Some(&self.owner), false)?;
         Ok(built.report(&self.options, written, start.elapsed()))
     }
 }
