@@ -158,6 +158,7 @@ fn build_keeping(options: &PublishOptions) -> Result<(BuildReport, Site, site::B
     // Before anything is read: a refused --out is told at once.
     let out = options.output_dir()?;
     let mut site = Site::load(options.clone())?;
+    site.once();
     let (built, written) = site.build_into(&out, None, options.strict)?;
     let report = built.report(options, written, start.elapsed());
     Ok((report, site, built))

@@ -109,6 +109,8 @@ pub struct Site {
     stamps: write::Stamps,
     /// What the last build derived from each baseline (kept with the pages).
     derived: results::Derived,
+    /// Built once and dropped ([`Site::once`]).
+    once: bool,
 }
 
 /// Rendered pages by logical path, each with the digest of everything it
@@ -328,6 +330,7 @@ impl Site {
                 kept: Mutex::new(None),
                 stamps: write::Stamps::default(),
                 derived: results::Derived::default(),
+                once: false,
             })
         })
     }
@@ -369,6 +372,7 @@ impl Site {
             kept: Mutex::new(None),
             stamps: write::Stamps::default(),
             derived: results::Derived::default(),
+            once: true,
         })
     }
 
@@ -405,6 +409,13 @@ impl Site {
             ChangeKind::Tasks => (self.suite, self.suite_warnings) = load_suite(&self.options.suite),
         }
         Ok(())
+    }
+
+    /// This site is built once and then dropped (a one-off build): what a
+    /// page no longer needs once the pages' data is made is released as the
+    /// build goes, so that memory holds one copy of the baselines' runs.
+    pub fn once(&mut self) {
+        self.once = true;
     }
 
     /// What the last write left in the output folder: handed from one site
@@ -456,6 +467,13 @@ impl Site {
     pub fn render_into(&mut self, sink: &mut dyn Sink) -> Result<Built> {
         let mut warnings = self.load_warnings();
         let results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence, &mut self.derived);
+        if self.once {
+            // The runs' evidence is in the run pages' data now; a site built
+            // once needs no second copy of it.
+            for b in &mut self.baselines {
+                b.headline.tasks.iter_mut().for_each(|t| t.runs = None);
+            }
+        }
         let clean = self.config.clean_urls;
         // Where the site title in the header leads.
         let home_url = if self.content.pages.iter().any(|p| p.rel == "index.md") { "index.html" } else { RESULTS_PAGE };
