@@ -655,6 +655,72 @@ fn containers_and_alerts_are_callouts_and_unknown_ones_fail_with_strict() {
 }
 
 #[test]
+fn includes_publish_whole_and_every_unsupported_or_escaping_one_is_a_warning_not_a_failure() {
+    let dir = project();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(docs.join("guide/parts")).unwrap();
+    std::fs::create_dir_all(docs.join("src")).unwrap();
+    std::fs::write(dir.path().join("secret.md"), "SECRET TEXT").unwrap();
+    std::fs::write(
+        docs.join("guide/parts/basics.md"),
+        "---\ntitle: Part\n---\nIntro of the part.\n\n<!-- #region usage -->\n### Usage\n\nRun <code>it</code>.\n<!-- #endregion usage -->\n",
+    )
+    .unwrap();
+    std::fs::write(docs.join("src/lib.rs"), "fn one() {}\n// ANCHOR: two\nfn two() {}\n// ANCHOR_END: two\n").unwrap();
+    std::fs::write(
+        docs.join("guide/index.md"),
+        "# Guide\n\n<!--@include: ./parts/basics.md-->\n\n## Again\n\n<!--@include: ./parts/basics.md#usage{3,}-->\n\n\
+         ```rust\n{{#include ../src/lib.rs:two}}\n```\n\n{{#playground ../src/lib.rs}}\n\nWritten: \\{{#include x.rs}}\n\n\
+         <!--@include: ../../secret.md-->\n\n<!--@include: ./missing.md-->\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path().join("secret.md"), docs.join("guide/parts/link.md")).unwrap();
+    #[cfg(unix)]
+    std::fs::write(docs.join("linked.md"), "# Linked\n\n<!--@include: ./guide/parts/link.md-->\n").unwrap();
+    let out = vaultbench(&["publish", "--suite", "no-suite"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let page = Path::new("docs").join("guide").join("index.md");
+    assert!(
+        err.contains(&format!(
+            "{}:13: the mdBook directive `{{{{#playground ../src/lib.rs}}}}` is not supported",
+            page.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{}:17: include not expanded: `../../secret.md` leads outside the docs folder",
+            page.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{}:19: cannot include `./missing.md`: no such file", page.display())), "{err}");
+    #[cfg(unix)]
+    assert!(
+        err.contains("linked.md:3: cannot include `./guide/parts/link.md`: it links to a file outside the docs folder"),
+        "{err}"
+    );
+
+    let guide = read(dir.path(), "guide/index.html");
+    assert!(guide.contains("<p>Intro of the part.</p>"), "{guide}");
+    assert!(!guide.contains("title: Part"), "the part's frontmatter is left out: {guide}");
+    assert!(guide.contains("<p>Run <code>it</code>.</p>"), "{guide}");
+    assert_eq!(guide.matches("<h3 id=\"usage").count(), 1, "the second include starts at the region's line 3: {guide}");
+    assert!(guide.contains("<span class=\"hl-f\">two</span>"), "the anchor's lines, highlighted: {guide}");
+    assert!(!guide.contains("ANCHOR"), "{guide}");
+    assert!(guide.contains("{{#playground ../src/lib.rs}}") && guide.contains("Written: {{#include x.rs}}"), "{guide}");
+    for page in ["guide/index.html", "linked.html"] {
+        assert!(!read(dir.path(), page).contains("SECRET"), "{page}");
+    }
+    let out = vaultbench(&["publish", "--suite", "no-suite", "--strict"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("warnings with --strict"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("template error"), "{}", stderr(&out));
+}
+
+#[test]
 fn deploy_files_and_page_metadata_follow_the_configuration() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(

@@ -6,6 +6,7 @@
 pub mod escape;
 pub mod highlight;
 pub mod html;
+pub mod include;
 pub mod links;
 pub mod markdown;
 pub mod search;
