@@ -24,6 +24,7 @@ use crate::publish::model::compare::{self, PairPage};
 use crate::publish::model::results::{self, SuiteView};
 use crate::publish::model::runs::{RunView, TaskPage};
 use crate::publish::model::transcripts::{self, TranscriptView, Transcripts};
+use crate::publish::render::dialect;
 use crate::publish::render::escape::escape_html;
 use crate::publish::render::highlight;
 use crate::publish::render::html::{self, OutlineLevels};
@@ -813,7 +814,10 @@ impl Site {
             folder.get_or_insert_with(|| include::DocsFolder::new(docs)).read(rel)
         });
         done.warnings.extend(included.note_warnings(&page.file, docs));
-        let text = match self.expand(page, &included.text, &root) {
+        let checked = dialect::check(&included.text);
+        done.warnings
+            .extend(checked.warnings.iter().map(|(line, m)| included.warning(&page.file, docs, *line, m.clone())));
+        let text = match self.expand(page, &checked.text, &root) {
             Ok(t) => t,
             Err(e) => {
                 done.rendered = Err(e);

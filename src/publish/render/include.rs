@@ -259,14 +259,19 @@ impl Source {
 
 /// A fenced code block tracker, a line at a time.
 #[derive(Default)]
-struct Fences {
+pub(crate) struct Fences {
     /// The open fence: (character, length, indent).
     open: Option<(u8, usize, usize)>,
 }
 
 impl Fences {
+    /// Whether a block is open (before the next line).
+    pub(crate) fn is_open(&self) -> bool {
+        self.open.is_some()
+    }
+
     /// Whether `line` is part of fenced code (a fence line included).
-    fn step(&mut self, line: &str) -> bool {
+    pub(crate) fn step(&mut self, line: &str) -> bool {
         let body = line.trim_start_matches(' ');
         let indent = line.len() - body.len();
         let run = |c: u8| body.bytes().take_while(|&b| b == c).count();
@@ -841,7 +846,7 @@ fn directive_name(s: &str) -> Option<(&str, usize)> {
 
 /// The code spans of a line, as byte ranges (a span that does not close on
 /// the line is not one).
-fn code_spans(line: &str) -> Vec<(usize, usize)> {
+pub(crate) fn code_spans(line: &str) -> Vec<(usize, usize)> {
     let bytes = line.as_bytes();
     let mut spans = Vec::new();
     let mut open: Option<(usize, usize)> = None;

@@ -3,6 +3,7 @@
 //! outline, search sections), the link check and the search index. Every
 //! transform here is linear in its input.
 
+pub mod dialect;
 pub mod escape;
 pub mod highlight;
 pub mod html;
