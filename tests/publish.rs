@@ -298,16 +298,60 @@ fn a_baseline_swept_without_a_judge_is_marked_and_its_page_says_why() {
     );
 }
 
+/// A baseline is read as `report` reads a result: a file that is not a
+/// whole result (fields missing, a task file, values no count holds) or whose
+/// figures its runs deny is left out with a warning naming the file and the
+/// field, an error with --strict; a --baselines folder that does not exist
+/// is an error, not an empty table.
 #[test]
-fn missing_fields_keep_the_row_with_defaults() {
+fn baselines_are_validated_as_report_validates_them() {
     let dir = project();
-    std::fs::create_dir_all(dir.path().join("evals/baselines")).unwrap();
-    std::fs::write(dir.path().join("evals/baselines/sparse.json"), r#"{"model": "sparse", "tasks": [{"id": "x"}]}"#)
-        .unwrap();
+    let baselines = dir.path().join("evals/baselines");
+    std::fs::create_dir_all(&baselines).unwrap();
+    write_result(&baselines.join("ollama-good.json"), &sample_result("ollama", "good", &[("t", &[true])]));
+    std::fs::write(baselines.join("sparse.json"), r#"{"model": "sparse", "tasks": [{"id": "x"}]}"#).unwrap();
+    std::fs::write(baselines.join("hello.json"), r#"{"hello": 1}"#).unwrap();
+    let mut negative = serde_json::to_value(sample_result("ollama", "neg", &[("t", &[true])])).unwrap();
+    negative["tasks"][0]["runs"][0]["metrics"]["turns"] = serde_json::json!(-3);
+    std::fs::write(baselines.join("negative.json"), negative.to_string()).unwrap();
+    let mut huge = serde_json::to_value(sample_result("ollama", "huge", &[("t", &[true])])).unwrap();
+    huge["tasks"][0]["runs"][0]["metrics"]["output_tokens"] = serde_json::json!(1.5e308);
+    std::fs::write(baselines.join("huge.json"), huge.to_string()).unwrap();
+    write_result(&dir.path().join("elsewhere.json"), &sample_result("ollama", "elsewhere", &[("t", &[true])]));
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path().join("elsewhere.json"), baselines.join("linked.json")).unwrap();
+    let mut denied = sample_result("ollama", "denied", &[("t", &[true, false])]);
+    denied.aggregate.solve_k_rate = 100.0;
+    write_result(&baselines.join("denied.json"), &denied);
+
     let out = publish(dir.path(), &["--strict"]);
+    assert!(!out.status.success(), "--strict accepted them: {}", stdout(&out));
+    let e = stderr(&out);
+    for (file, field) in [
+        ("sparse.json", "n_runs"),
+        ("hello.json", "run_id"),
+        ("negative.json", "turns"),
+        ("huge.json", "output_tokens"),
+        ("denied.json", "aggregate.solve_k_rate"),
+        #[cfg(unix)]
+        ("linked.json", "outside"),
+    ] {
+        assert!(e.lines().any(|l| l.contains(file) && l.contains(field)), "{file} / {field}:\n{e}");
+    }
+    let out = publish(dir.path(), &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let rows = results_rows(&read(dir.path(), "results.html"));
-    assert_eq!(rows, [["sparse", "unknown", "0", "0", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—", "—"]]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0][0], "good");
+
+    // Task files are not results; a folder that is not there is an error.
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tasks = repo.join("evals/tasks");
+    let out = publish(dir.path(), &["--baselines", tasks.to_str().unwrap(), "--strict"]);
+    assert!(!out.status.success() && stderr(&out).contains("not a result file"), "{}", stderr(&out));
+    let out = publish(dir.path(), &["--baselines", "evals/baselnes"]);
+    assert!(!out.status.success(), "a misspelled folder built: {}", stdout(&out));
+    assert!(stderr(&out).contains("evals/baselnes") && stderr(&out).contains("does not exist"), "{}", stderr(&out));
 }
 
 #[test]
@@ -888,7 +932,7 @@ fn runs_transcripts_failures_and_comparisons_get_pages_that_escape_everything() 
             error: None,
         }];
     }
-    r.tasks[0].passed_count = 1;
+    let r = vaultbench::report::aggregate::rederive(&r);
     let transcripts = vec![
         ("t0-1.json".to_string(), transcript_json(evil, &"é".repeat(5000), "answered")),
         ("t0-2.json".to_string(), transcript_json("hi", "short", "turn_limit")),

@@ -202,6 +202,7 @@ fn a_rebuild_after_each_change_gives_the_site_a_fresh_build_gives() {
         templates: root.join("templates"),
         config: root.join("vaultbench.toml"),
         strict: false,
+        require_baselines: true,
     };
     let mut watched = Site::load(options("site")).unwrap();
     watched.keep_pages();

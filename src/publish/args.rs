@@ -28,9 +28,10 @@ pub struct PublishArgs {
     /// The Markdown pages.
     #[arg(long, value_name = "DIR", default_value = "docs")]
     pub docs: PathBuf,
-    /// The blessed baselines shown in the results table.
-    #[arg(long, value_name = "DIR", default_value = "evals/baselines")]
-    pub baselines: PathBuf,
+    /// The blessed baselines shown in the results table [default:
+    /// evals/baselines, which may be absent; a folder named here must exist].
+    #[arg(long, value_name = "DIR")]
+    pub baselines: Option<PathBuf>,
     /// The suite folder (holding tasks/) for the task catalog and for marking
     /// baselines whose tasks differ from the current suite.
     #[arg(long, value_name = "DIR", default_value = "evals")]
@@ -62,7 +63,8 @@ impl PublishArgs {
     pub fn options(&self) -> PublishOptions {
         PublishOptions {
             docs: self.docs.clone(),
-            baselines: self.baselines.clone(),
+            baselines: self.baselines.clone().unwrap_or_else(|| PublishOptions::default().baselines),
+            require_baselines: self.baselines.is_some(),
             suite: self.suite.clone(),
             out: self.out.clone(),
             templates: self.templates.clone(),

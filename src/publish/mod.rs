@@ -46,6 +46,10 @@ pub struct PublishOptions {
     pub config: PathBuf,
     /// Warnings fail the build.
     pub strict: bool,
+    /// The baselines folder was named by the user, so its absence is an
+    /// error (a typo would otherwise publish an empty table); the default
+    /// folder may be absent in a project without baselines yet.
+    pub require_baselines: bool,
 }
 
 impl Default for PublishOptions {
@@ -58,6 +62,7 @@ impl Default for PublishOptions {
             templates: "templates".into(),
             config: load::config::DEFAULT_FILE.into(),
             strict: false,
+            require_baselines: false,
         }
     }
 }

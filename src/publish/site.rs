@@ -37,7 +37,6 @@ use crate::publish::render::url;
 use crate::publish::render::vitepress;
 use crate::publish::write::{self, Collision, Namespace, OutData, OutFile, OutputDir, Ownership, WriteStats};
 use crate::publish::{BuildReport, PublishOptions, Warning};
-use crate::report::evidence;
 use crate::suite::{Severity, Suite};
 
 /// What a changed path means for the build (Zola's `ChangeKind`).
@@ -298,6 +297,13 @@ impl Site {
                 scope.spawn(|| if config.last_updated { dates::last_updated(&options.docs) } else { Dates::new() });
             let suite = scope.spawn(|| load_suite(&options.suite));
             let data = scope.spawn(|| -> Result<_> {
+                if options.require_baselines && !options.baselines.is_dir() {
+                    anyhow::bail!(
+                        "the baselines folder {} does not exist (--baselines): check the name, or leave the option \
+                         out for evals/baselines",
+                        options.baselines.display()
+                    );
+                }
                 let (baselines, warnings) = baselines::load_dir(&options.baselines)?;
                 let evidence = load_evidence(&options.baselines, &baselines);
                 Ok((baselines, warnings, evidence))
@@ -350,7 +356,8 @@ impl Site {
             ChangeKind::Content => self.content = content::load(&self.options.docs)?,
             ChangeKind::Static => {
                 self.content = content::load(&self.options.docs)?;
-                self.templates.static_files = templates::load_static(&self.options.templates)?;
+                (self.templates.static_files, self.templates.warnings) =
+                    templates::load_static(&self.options.templates)?;
             }
             ChangeKind::Baselines => {
                 (self.baselines, self.baseline_warnings) =
@@ -375,6 +382,8 @@ impl Site {
     pub fn render(&mut self) -> Result<Built> {
         let mut warnings: Vec<Warning> = Vec::new();
         warnings.extend(self.baseline_warnings.iter().cloned());
+        warnings.extend(self.content.warnings.iter().cloned());
+        warnings.extend(self.templates.warnings.iter().cloned());
         warnings.extend(self.suite_warnings.iter().cloned());
         let results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence, &mut self.derived);
         let clean = self.config.clean_urls;
@@ -497,11 +506,13 @@ impl Site {
             // The transcripts blessed with the baseline, offered for download:
             // the archive of the baseline's own run, found by its run id, so a
             // file left by an interrupted bless is never picked up.
-            let archive = evidence::archive_path(&view.path, &view.run_id);
+            let archive = self
+                .baselines
+                .iter()
+                .find(|b| b.path == view.path)
+                .and_then(|b| baselines::evidence_archive(&self.options.baselines, b)?.ok());
             let mut evidence = None;
-            if let Some((archive, meta)) =
-                archive.and_then(|a| std::fs::symlink_metadata(&a).ok().filter(|m| m.is_file()).map(|m| (a, m)))
-            {
+            if let Some((archive, meta)) = archive.and_then(|a| std::fs::metadata(&a).ok().map(|m| (a, m))) {
                 let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
                 let href = url::href(&url::relative_from(&url::output_path(url, clean), &rel));
                 evidence = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
@@ -828,21 +839,23 @@ impl Site {
         let at_line = |line: usize, message: String| included.warning(&page.file, docs, line, message);
         done.warnings.extend(prepared.warnings.iter().map(|(line, m)| at_line(*line, m.clone())));
         let ptext = &prepared.text;
+        let lines = markdown::LineIndex::new(ptext);
+        let line_of = |offset: usize| lines.line(offset);
         let out = markdown::render(ptext, &prepared.containers, &mut |dest, offset| match links::resolve(
             &page.rel, dest, index,
         ) {
             Ok(resolved) => {
                 if let Some(anchor) = resolved.anchor {
-                    done.pending.push((line_of(ptext, offset), dest.to_string(), anchor));
+                    done.pending.push((line_of(offset), dest.to_string(), anchor));
                 }
                 resolved.rewritten
             }
             Err(why) => {
-                done.warnings.push(at_line(line_of(ptext, offset), format!("broken link {why}")));
+                done.warnings.push(at_line(line_of(offset), format!("broken link {why}")));
                 None
             }
         });
-        done.warnings.extend(out.warnings.iter().map(|(offset, m)| at_line(line_of(ptext, *offset), m.clone())));
+        done.warnings.extend(out.warnings.iter().map(|(offset, m)| at_line(line_of(*offset), m.clone())));
         done.anchors = out.anchors;
         let title =
             page.title.clone().or(out.first_heading).unwrap_or_else(|| default_title(&page.rel, &self.config.title));
@@ -924,16 +937,15 @@ fn load_evidence_reusing(
     baselines: &[Baseline],
     previous: &HashMap<String, Result<Transcripts, String>>,
 ) -> HashMap<String, Result<Transcripts, String>> {
-    let found: Vec<(&Baseline, std::path::PathBuf)> = baselines
-        .iter()
-        .filter_map(|b| {
-            let archive = evidence::archive_path(&dir.join(b.path.file_name()?), b.headline.run_id.as_deref()?)?;
-            std::fs::symlink_metadata(&archive).ok().filter(|m| m.is_file()).map(|_| (b, archive))
-        })
-        .collect();
+    let found: Vec<(&Baseline, Result<std::path::PathBuf, String>)> =
+        baselines.iter().filter_map(|b| Some((b, baselines::evidence_archive(dir, b)?))).collect();
     found
         .par_iter()
         .map(|(b, archive)| {
+            let archive = match archive {
+                Ok(archive) => archive,
+                Err(why) => return (b.stem.clone(), Err(why.clone())),
+            };
             if let Some(Ok(before)) = previous.get(&b.stem)
                 && transcripts::file_digest(archive).ok() == Some(before.digest)
             {
@@ -1039,11 +1051,6 @@ fn load_suite(root: &Path) -> (SuiteView, Vec<Warning>) {
             (SuiteView::invalid(folder, problems), vec![warning])
         }
     }
-}
-
-/// The 1-based line of byte `offset` in `text`.
-fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
 }
 
 fn default_title(rel: &str, site_title: &str) -> String {

@@ -154,6 +154,34 @@ pub fn rederive(result: &ResultFile) -> ResultFile {
     ResultFile { aggregate: aggregate(&tasks), tasks, ..result.clone() }
 }
 
+/// The differences of `result`'s stored figures from those its runs give
+/// ([`rederive`] and [`differences`]), without copying the runs: they are
+/// lent to the re-derivation and put back. What `report` and `bless` check
+/// and what `publish` requires of a baseline.
+pub fn check_figures(result: &mut ResultFile) -> Vec<FieldDiff> {
+    let mut derived: Vec<TaskResult> = result
+        .tasks
+        .iter_mut()
+        .map(|t| task_result(t.id.clone(), t.difficulty, t.category.clone(), std::mem::take(&mut t.runs)))
+        .collect();
+    let derived_aggregate = aggregate(&derived);
+    for (stored, derived) in result.tasks.iter_mut().zip(&mut derived) {
+        stored.runs = std::mem::take(&mut derived.runs);
+    }
+    let derived = ResultFile {
+        run_id: result.run_id.clone(),
+        git_sha: String::new(),
+        model: String::new(),
+        provider: String::new(),
+        interrupted: false,
+        shard: None,
+        task_filter: None,
+        tasks: derived,
+        aggregate: derived_aggregate,
+    };
+    differences(result, &derived)
+}
+
 /// One field whose stored value differs from the re-derived one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldDiff {
@@ -325,11 +353,15 @@ pub(crate) mod tests {
             tasks: vec![a],
         };
         assert!(differences(&file, &rederive(&file)).is_empty());
+        let mut lent = file.clone();
+        assert!(check_figures(&mut lent).is_empty());
+        assert_eq!(lent, file, "the runs are put back");
         let mut tampered = file.clone();
         tampered.aggregate.solve_k_rate = 50.0;
         tampered.tasks[0].solved_count = 0;
         let diffs = differences(&tampered, &rederive(&tampered));
         let fields: Vec<_> = diffs.iter().map(|d| d.field.as_str()).collect();
         assert_eq!(fields, ["tasks[a].solved_count", "aggregate.solve_k_rate"]);
+        assert_eq!(check_figures(&mut tampered.clone()), diffs);
     }
 }

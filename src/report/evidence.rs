@@ -145,7 +145,8 @@ pub fn read(archive: &Path) -> Result<BTreeMap<String, Vec<u8>>> {
 pub fn for_each_entry(archive: &Path, mut each: impl FnMut(&str, u64, &mut dyn Read) -> Result<()>) -> Result<()> {
     let cap = Limits::default().max_input_file_bytes;
     let file = std::fs::File::open(archive).with_context(|| format!("opening {}", archive.display()))?;
-    let mut tar = tar::Archive::new(GzDecoder::new(std::io::BufReader::new(file)));
+    let unpacked = GuardedTar::new(GzDecoder::new(std::io::BufReader::new(file)), cap.saturating_add(SLACK));
+    let mut tar = tar::Archive::new(unpacked);
     let mut total: u64 = 0;
     for entry in tar.entries().with_context(|| format!("reading {}", archive.display()))? {
         let entry = entry.with_context(|| format!("reading {}", archive.display()))?;
@@ -163,6 +164,107 @@ pub fn for_each_entry(archive: &Path, mut each: impl FnMut(&str, u64, &mut dyn R
         each(&name, size, &mut entry.take(size))?;
     }
     Ok(())
+}
+
+/// What an archive may unpack to beyond its entries' contents: headers
+/// and padding.
+const SLACK: u64 = 4 << 20;
+
+/// The most bytes of one long-name or extended header entry (GNU `L` and
+/// `K`, pax `x` and `g`), which the tar reader would hold in memory whole.
+const MAX_META_ENTRY: u64 = 64 << 10;
+
+/// The unpacked stream of an archive, watched as the tar reader reads it:
+/// every byte counts against `cap` (headers and padding included, which the
+/// entries' sizes do not show), and a long-name or extended header entry
+/// larger than [`MAX_META_ENTRY`] is an error before the tar reader buffers
+/// it. It follows the archive header by header with `tar::Header`; past a
+/// header it does not know (the tar reader then refuses the entry), it only
+/// counts.
+struct GuardedTar<R> {
+    inner: R,
+    cap: u64,
+    /// Bytes passed on so far.
+    read: u64,
+    /// Where the next header starts, while headers are followed.
+    next_header: Option<u64>,
+    /// The header being gathered, and how much of it has passed.
+    header: [u8; 512],
+    filled: usize,
+}
+
+impl<R: Read> GuardedTar<R> {
+    fn new(inner: R, cap: u64) -> GuardedTar<R> {
+        GuardedTar { inner, cap, read: 0, next_header: Some(0), header: [0; 512], filled: 0 }
+    }
+
+    /// Look at the bytes of `data`, which start at `self.read`: gather
+    /// each header as it passes (it may span reads) and check it.
+    fn watch(&mut self, data: &[u8]) -> std::io::Result<()> {
+        let mut pos = self.read;
+        let mut rest = data;
+        while let Some(at) = self.next_header {
+            // The next header byte wanted; never behind `pos`.
+            let wanted = at + self.filled as u64;
+            if wanted >= pos + rest.len() as u64 {
+                break;
+            }
+            rest = &rest[(wanted - pos) as usize..];
+            pos = wanted;
+            let take = (512 - self.filled).min(rest.len());
+            self.header[self.filled..self.filled + take].copy_from_slice(&rest[..take]);
+            self.filled += take;
+            rest = &rest[take..];
+            pos += take as u64;
+            if self.filled < 512 {
+                break;
+            }
+            self.filled = 0;
+            self.next_header = self.after_header(at)?;
+        }
+        Ok(())
+    }
+
+    /// Check the header at `at` (now in `self.header`) and say where the next one is.
+    fn after_header(&self, at: u64) -> std::io::Result<Option<u64>> {
+        if self.header.iter().all(|&b| b == 0) {
+            return Ok(Some(at + 512));
+        }
+        let header = tar::Header::from_byte_slice(&self.header);
+        let Ok(size) = header.entry_size() else { return Ok(None) };
+        use tar::EntryType::*;
+        match header.entry_type() {
+            GNULongName | GNULongLink | XHeader | XGlobalHeader if size > MAX_META_ENTRY => {
+                Err(std::io::Error::other(format!(
+                    "an extended header entry claims {size} bytes, over the cap of {} KiB on one",
+                    MAX_META_ENTRY >> 10
+                )))
+            }
+            Regular | GNULongName | GNULongLink | XHeader | XGlobalHeader => {
+                Ok(Some(at + 512 + size.div_ceil(512) * 512))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+impl<R: Read> Read for GuardedTar<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let room = self.cap.saturating_sub(self.read);
+        if room == 0 {
+            // One byte past the cap tells an archive that is too large.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(std::io::Error::other(format!("the archive unpacks to more than {} MiB", self.cap >> 20))),
+            };
+        }
+        let want = buf.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.watch(&buf[..n])?;
+        self.read += n as u64;
+        Ok(n)
+    }
 }
 
 #[cfg(test)]
@@ -212,6 +314,12 @@ mod tests {
             let err = read_bytes(&archive(name, kind, 0, b"")).unwrap_err().to_string();
             assert!(err.contains("is not a plain transcript file"), "{name}: {err}");
         }
+        // Long names and pax headers are read whole by the tar reader: one
+        // claiming more than a small cap is refused before it is buffered.
+        for kind in [tar::EntryType::GNULongName, tar::EntryType::XHeader, tar::EntryType::XGlobalHeader] {
+            let err = read_bytes(&archive("././@LongLink", kind, 1_500_000_000, b"")).unwrap_err();
+            assert!(format!("{err:#}").contains("extended header entry claims 1500000000 bytes"), "{kind:?}: {err:#}");
+        }
         // A header claiming more than the cap is refused before any byte is read.
         let cap = Limits::default().max_input_file_bytes;
         let err = read_bytes(&archive("big.json", tar::EntryType::Regular, cap + 1, b"x")).unwrap_err().to_string();
@@ -229,5 +337,31 @@ mod tests {
             archive_path(base, "2026-05-24T21:42:41.910Z").unwrap(),
             Path::new("evals/baselines/evidence/ollama-m/2026-05-24T21-42-41-910Z.tar.gz")
         );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+        /// Archives as the tar writer makes them (long names included, entries
+        /// of every size, padding across the reader's chunks) read back whole
+        /// through the guard that follows their headers.
+        #[test]
+        fn written_archives_read_back_through_the_guard(
+            entries in proptest::collection::btree_map("[a-z0-9_-]{1,180}\\.json", proptest::collection::vec(proptest::prelude::any::<u8>(), 0..5000), 0..12)
+        ) {
+            let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+            {
+                let mut tar = tar::Builder::new(&mut gz);
+                for (name, data) in &entries {
+                    let mut header = tar::Header::new_gnu();
+                    header.set_size(data.len() as u64);
+                    header.set_mode(0o644);
+                    tar.append_data(&mut header, name, data.as_slice()).unwrap();
+                }
+                tar.finish().unwrap();
+            }
+            let back = read_bytes(&gz.finish().unwrap()).unwrap();
+            proptest::prop_assert_eq!(back, entries.into_iter().collect::<BTreeMap<_, _>>());
+        }
     }
 }

@@ -1,16 +1,18 @@
-//! Loading the headline figures of blessed baselines (`evals/baselines/*.json`)
-//! for the site: run id, commit, model, provider, the aggregate, and per task
-//! its counts and mean metrics.
+//! Loading blessed baselines (`evals/baselines/*.json`) for the site: run
+//! id, commit, model, provider, the aggregate, and per task its counts,
+//! mean metrics and each run's evidence (response text, metrics, errors,
+//! every check with its verdict, how it ended).
 //!
-//! Each run's evidence (`RunHeadline`: response text, metrics, errors,
-//! every check with its verdict, how it ended) is kept for the run pages.
-//! Every field is optional here: a readable file with missing fields still
-//! gives a row, with safe defaults filled in by `publish::results`. A file that
-//! is not valid JSON, or has a field of the wrong type, is left out with a
-//! warning naming the file, the position and the field.
+//! A baseline is read by the reader `report` and `bless` use
+//! (`format::result`), and its stored figures must be those its runs give
+//! (`report::aggregate::check_figures`): a file that is not a result, has a
+//! value of the wrong type or out of range (a negative or fractional count,
+//! tokens past what a count holds), or figures its runs disagree with, is
+//! left out with a warning naming the file, the position and the field (an
+//! error with `--strict`). What is read becomes a [`Headline`], the plain
+//! data the pages are made from.
 //!
-//! It does not validate figures (that is `vaultbench report`) and never
-//! writes anything.
+//! It never writes anything.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,8 +21,12 @@ use indexmap::IndexMap;
 use rayon::prelude::*;
 use serde::Deserialize;
 
+use crate::format::OneOrMany;
+use crate::format::result::{MatcherDetail, ResultFile, RunRecord, TaskResult};
 use crate::fsio;
 use crate::publish::Warning;
+use crate::publish::load::inputs;
+use crate::report::aggregate::check_figures;
 
 /// The headline part of a result/baseline file.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -193,6 +199,20 @@ pub struct TierHeadline {
     pub mean_solve_rate: Option<f64>,
 }
 
+/// Where the evidence archive of `baseline` is read from, if it has one:
+/// the archive of its own run, found by its run id (so a file left by an
+/// interrupted bless is never picked up), by the rule for links of
+/// `inputs` within the baselines folder `dir`; `Err` says why it cannot be.
+pub fn evidence_archive(dir: &Path, baseline: &Baseline) -> Option<Result<PathBuf, String>> {
+    let archive = crate::report::evidence::archive_path(&baseline.path, baseline.headline.run_id.as_deref()?)?;
+    std::fs::symlink_metadata(&archive).ok()?;
+    Some(
+        inputs::readable(dir, &archive).and_then(|file| {
+            if file.is_file() { Ok(file) } else { Err(format!("{} is not a file", archive.display())) }
+        }),
+    )
+}
+
 /// One readable baseline file.
 #[derive(Debug, Clone)]
 pub struct Baseline {
@@ -205,9 +225,176 @@ pub struct Baseline {
     pub digest: u64,
 }
 
-/// Parse one baseline's headline from its text.
-pub fn parse(text: &str) -> Result<Headline, fsio::JsonError> {
-    fsio::parse_json(text)
+/// Read one baseline from its text, as `report` reads a result, and check
+/// its figures against its runs.
+pub fn parse(text: &str) -> Result<Headline, String> {
+    let mut result: ResultFile = fsio::parse_json(text).map_err(|e| format!("not a result file: {e}"))?;
+    let diffs = check_figures(&mut result);
+    if !diffs.is_empty() {
+        let shown: Vec<String> = diffs.iter().take(3).map(ToString::to_string).collect();
+        let more = if diffs.len() > 3 { format!(" and {} more", diffs.len() - 3) } else { String::new() };
+        return Err(format!(
+            "its stored figures are not those its runs give ({}{more}; `vaultbench report` on the file lists each)",
+            shown.join("; ")
+        ));
+    }
+    Ok(Headline::from(result))
+}
+
+/// A headline from JSON with any field missing, for the tests of the pages.
+#[cfg(test)]
+pub fn parse_partial(text: &str) -> Headline {
+    serde_json::from_str(text).expect("a partial headline")
+}
+
+impl From<ResultFile> for Headline {
+    fn from(r: ResultFile) -> Headline {
+        let a = r.aggregate;
+        Headline {
+            run_id: Some(r.run_id.0),
+            git_sha: Some(r.git_sha),
+            model: Some(r.model),
+            provider: Some(r.provider),
+            tasks: r.tasks.into_iter().map(TaskHeadline::from).collect(),
+            aggregate: AggregateHeadline {
+                total_tasks: Some(a.total_tasks),
+                n_runs: Some(a.n_runs),
+                total_runs: Some(a.total_runs),
+                pass_k_rate: Some(a.pass_k_rate),
+                solve_k_rate: Some(a.solve_k_rate),
+                mean_pass_rate: Some(a.mean_pass_rate),
+                mean_solve_rate: Some(a.mean_solve_rate),
+                flaky_task_count: Some(a.flaky_task_count),
+                mean_turns: Some(a.mean_turns),
+                p95_turns: Some(f64::from(a.p95_turns)),
+                mean_cache_ratio: a.mean_cache_ratio,
+                mean_cost_usd: Some(a.mean_cost_usd),
+                total_cost_usd: Some(a.total_cost_usd),
+                total_loop_fires: Some(a.total_loop_fires),
+                by_difficulty: a
+                    .by_difficulty
+                    .into_iter()
+                    .map(|(tier, t)| {
+                        let tier_view = TierHeadline {
+                            total_tasks: Some(t.total_tasks),
+                            solve_k_count: Some(t.solve_k_count),
+                            solved_cells: Some(t.solved_cells),
+                            run_cells: Some(t.run_cells),
+                            solve_k_rate: Some(t.solve_k_rate),
+                            mean_solve_rate: Some(t.mean_solve_rate),
+                        };
+                        (tier, tier_view)
+                    })
+                    .collect(),
+            },
+        }
+    }
+}
+
+impl From<TaskResult> for TaskHeadline {
+    fn from(t: TaskResult) -> TaskHeadline {
+        let m = t.metrics;
+        TaskHeadline {
+            id: Some(t.id),
+            difficulty: t.difficulty.map(|d| d.as_str().to_string()),
+            category: t.category,
+            n_runs: Some(t.n_runs),
+            passed_count: Some(t.passed_count),
+            solved_count: Some(t.solved_count),
+            pass_k: Some(t.pass_k),
+            solve_k: Some(t.solve_k),
+            flaky: Some(t.flaky),
+            metrics: MetricsHeadline {
+                turns: Some(m.turns),
+                tool_calls: Some(m.tool_calls),
+                prompt_tokens: Some(m.prompt_tokens),
+                cached_tokens: Some(m.cached_tokens),
+                cache_ratio: m.cache_ratio,
+                output_tokens: Some(m.output_tokens),
+                cost_usd: Some(m.cost_usd),
+                loop_fires: Some(m.loop_fires),
+                duration_ms: Some(m.duration_ms),
+            },
+            runs: Some(t.runs.into_iter().map(RunHeadline::from).collect()),
+        }
+    }
+}
+
+impl From<RunRecord> for RunHeadline {
+    fn from(r: RunRecord) -> RunHeadline {
+        let m = r.metrics;
+        let d = r.solve_details;
+        RunHeadline {
+            passed: Some(r.passed),
+            solved: Some(r.solved),
+            response_text: Some(r.response_text),
+            metrics: Some(RunMetricsHeadline {
+                turns: Some(f64::from(m.turns)),
+                tool_calls: Some(f64::from(m.tool_calls)),
+                prompt_tokens: Some(m.prompt_tokens as f64),
+                cached_tokens: m.cached_tokens.map(|c| c as f64),
+                output_tokens: Some(m.output_tokens as f64),
+                cost_usd: Some(m.cost_usd),
+                loop_fires: Some(f64::from(m.loop_fires)),
+                duration_ms: Some(m.duration_ms as f64),
+                tool_list: Some(m.tool_list),
+            }),
+            errors: Some(r.errors),
+            solve_details: Some(DetailsHeadline {
+                judge_skipped: Some(d.judge_skipped),
+                expected_tools_met: Some(d.expected_tools_met),
+                forbidden_tools_clean: Some(d.forbidden_tools_clean),
+                matchers_pass: Some(d.matchers_pass),
+                vault_assertions_pass: Some(d.vault_assertions_pass),
+                tool_budget_ok: Some(d.tool_budget_ok),
+                matcher_details: Some(d.matcher_details.into_iter().map(MatcherHeadline::from).collect()),
+                vault_assertion_details: Some(
+                    d.vault_assertion_details
+                        .into_iter()
+                        .map(|a| AssertionHeadline {
+                            kind: Some(a.kind),
+                            path: Some(a.path),
+                            ok: Some(a.ok),
+                            reason: Some(a.reason),
+                        })
+                        .collect(),
+                ),
+            }),
+            timed_out: r.timed_out,
+            end_reason: r.end_reason.map(|e| e.as_str().to_string()),
+            transcript_path: Some(r.transcript_path),
+        }
+    }
+}
+
+impl From<MatcherDetail> for MatcherHeadline {
+    fn from(m: MatcherDetail) -> MatcherHeadline {
+        let kind = Some(m.type_name().to_string());
+        let values = |v: OneOrMany| match v {
+            OneOrMany::One(s) => serde_json::Value::String(s),
+            OneOrMany::Many(list) => list.into_iter().map(serde_json::Value::String).collect(),
+        };
+        match m {
+            MatcherDetail::Contains { value, verdict, error } => MatcherHeadline {
+                kind,
+                value: Some(values(value)),
+                verdict: Some(verdict),
+                error,
+                ..Default::default()
+            },
+            MatcherDetail::Regex { value, flags, verdict, error } => MatcherHeadline {
+                kind,
+                value: Some(values(value)),
+                flags,
+                verdict: Some(verdict),
+                error,
+                criteria: None,
+            },
+            MatcherDetail::Judge { criteria, verdict, error } => {
+                MatcherHeadline { kind, criteria: Some(criteria), verdict: Some(verdict), error, ..Default::default() }
+            }
+        }
+    }
 }
 
 /// Load every `*.json` in `dir`, sorted by file name. A missing folder is an
@@ -220,10 +407,19 @@ pub fn load_dir(dir: &Path) -> Result<(Vec<Baseline>, Vec<Warning>), anyhow::Err
 /// (the last load) instead of parsing it again: `--watch` after one
 /// baseline changed reads every file but parses one.
 pub fn load_dir_reusing(dir: &Path, previous: &[Baseline]) -> Result<(Vec<Baseline>, Vec<Warning>), anyhow::Error> {
+    let mut warnings = Vec::new();
     let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .filter(|p| !p.file_name().is_some_and(inputs::is_hidden))
+            .filter(|p| match inputs::readable(dir, p) {
+                Ok(file) => file.is_file(),
+                Err(why) => {
+                    warnings.push(Warning::new(p, why));
+                    false
+                }
+            })
             .collect(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
         Err(e) => anyhow::bail!("reading the baselines folder {}: {e}", dir.display()),
@@ -233,7 +429,6 @@ pub fn load_dir_reusing(dir: &Path, previous: &[Baseline]) -> Result<(Vec<Baseli
         previous.iter().map(|b| ((b.path.as_path(), b.digest), &b.headline)).collect();
     let results = parse_files(&files, &known);
     let mut baselines: Vec<Baseline> = Vec::with_capacity(files.len());
-    let mut warnings = Vec::new();
     let mut names = crate::publish::write::Namespace::default();
     for (path, result) in files.into_iter().zip(results) {
         match result {
@@ -299,45 +494,58 @@ fn parse_files(files: &[PathBuf], known: &HashMap<(&Path, u64), &Headline>) -> V
 mod tests {
     use super::*;
 
-    #[test]
-    fn run_evidence_is_skipped_and_missing_fields_are_none() {
-        let h = parse(r#"{"model": "m", "tasks": [{"id": "a", "runs": [{"huge": [1, 2, {"x": "y"}]}]}]}"#).unwrap();
-        assert_eq!(h.model.as_deref(), Some("m"));
-        assert_eq!(h.provider, None);
-        assert_eq!(h.tasks.len(), 1);
-        assert_eq!(h.tasks[0].id.as_deref(), Some("a"));
-        assert_eq!(h.aggregate.solve_k_rate, None);
-        let facts = h.tasks[0].runs.as_ref().unwrap()[0].judge_facts();
-        assert!(!facts.passed && !facts.judge_skipped && !facts.other_checks_hold);
-        assert!(parse(r#"{"tasks": [{"runs": null}]}"#).unwrap().tasks[0].runs.is_none());
+    /// A result as `vaultbench run` writes it, as JSON.
+    fn result_json(model: &str) -> String {
+        let run = |solved| crate::report::aggregate::tests::run(true, solved, 3, 0.01, None);
+        let task = crate::report::aggregate::task_result("a".into(), None, None, vec![run(true), run(false)]);
+        let result = ResultFile {
+            run_id: crate::format::result::RunId("2026-01-01T00:00:00.000Z".into()),
+            git_sha: "abc".into(),
+            model: model.into(),
+            provider: "p".into(),
+            interrupted: false,
+            shard: None,
+            task_filter: None,
+            aggregate: crate::report::aggregate::aggregate(std::slice::from_ref(&task)),
+            tasks: vec![task],
+        };
+        serde_json::to_string(&result).unwrap()
     }
 
     #[test]
-    fn a_run_decided_by_the_missing_judge_is_recognised() {
-        let h = parse(
-            r#"{"tasks": [{"id": "a", "runs": [{"passed": true, "response_text": "long", "solve_details": {
-                "expected_tools_met": true, "forbidden_tools_clean": true, "vault_assertions_pass": true,
-                "tool_budget_ok": true, "judge_skipped": true, "matcher_details": [
-                    {"type": "contains", "value": "x", "verdict": true},
-                    {"type": "judge", "criteria": "c", "verdict": false, "error": "no judge available"}]}}]}]}"#,
-        )
-        .unwrap();
-        let facts = h.tasks[0].runs.as_ref().unwrap()[0].judge_facts();
-        assert!(facts.passed && facts.judge_skipped && facts.other_checks_hold);
+    fn a_result_reads_whole_and_anything_else_says_why() {
+        let h = parse(&result_json("m")).unwrap();
+        assert_eq!((h.model.as_deref(), h.tasks.len()), (Some("m"), 1));
+        assert_eq!(h.tasks[0].runs.as_ref().unwrap().len(), 2);
+        assert_eq!(h.aggregate.mean_solve_rate, Some(50.0));
+        // Not a result at all, a task file, values a count cannot hold, figures the runs deny.
+        let good = result_json("m");
+        for (text, why) in [
+            (r#"{"hello": 1}"#.to_string(), "missing field `run_id`"),
+            (r#"{"id": "t", "userMessage": "x"}"#.to_string(), "not a result file"),
+            (good.replacen("\"turns\":3,\"tool_calls\"", "\"turns\":-3,\"tool_calls\"", 1), "turns"),
+            (good.replacen("\"tool_calls\":2,", "\"tool_calls\":2.5,", 1), "tool_calls"),
+            (good.replacen("\"prompt_tokens\":1000,", "\"prompt_tokens\":1.5e308,", 1), "prompt_tokens"),
+            (good.replacen("\"solved_count\":1", "\"solved_count\":2", 1), "stored figures"),
+        ] {
+            assert_ne!(text, good, "{why}: the sample changed nothing");
+            let e = parse(&text).unwrap_err();
+            assert!(e.contains(why), "{why}: {e}");
+        }
     }
 
     #[test]
     fn a_wrong_type_names_the_field() {
-        let e = parse("{\"aggregate\": {\"solve_k_rate\": \"high\"}}").unwrap_err();
-        assert_eq!(e.field, "aggregate.solve_k_rate");
+        let e = parse(&result_json("m").replacen("\"git_sha\":\"abc\"", "\"git_sha\":5", 1)).unwrap_err();
+        assert!(e.contains("git_sha"), "{e}");
         let e = parse("{\"model\": ").unwrap_err();
-        assert!(e.message.contains("EOF"), "{e}");
+        assert!(e.contains("EOF"), "{e}");
     }
 
     #[test]
     fn a_folder_with_a_bad_file_keeps_the_good_ones() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.json"), r#"{"model": "a"}"#).unwrap();
+        std::fs::write(dir.path().join("a.json"), result_json("a")).unwrap();
         std::fs::write(dir.path().join("b.json"), "{ not json").unwrap();
         std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
         let (ok, warnings) = load_dir(dir.path()).unwrap();
@@ -353,7 +561,7 @@ mod tests {
     fn many_files_parse_in_parallel_in_order() {
         let dir = tempfile::tempdir().unwrap();
         for i in 0..20 {
-            std::fs::write(dir.path().join(format!("b{i:02}.json")), format!(r#"{{"model": "m{i:02}"}}"#)).unwrap();
+            std::fs::write(dir.path().join(format!("b{i:02}.json")), result_json(&format!("m{i:02}"))).unwrap();
         }
         let (ok, _) = load_dir(dir.path()).unwrap();
         let models: Vec<_> = ok.iter().map(|b| b.headline.model.clone().unwrap()).collect();
@@ -364,16 +572,19 @@ mod tests {
     #[test]
     fn a_reload_reuses_unchanged_files_and_parses_changed_ones() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.json"), r#"{"model": "a"}"#).unwrap();
-        std::fs::write(dir.path().join("b.json"), r#"{"model": "b"}"#).unwrap();
+        std::fs::write(dir.path().join("a.json"), result_json("a")).unwrap();
+        std::fs::write(dir.path().join("b.json"), result_json("b")).unwrap();
         let (mut first, _) = load_dir(dir.path()).unwrap();
         // A reused entry is recognised by its path and digest: mark one to see it come back.
         first[0].headline.provider = Some("kept from the last load".into());
         first[1].headline.provider = Some("kept from the last load".into());
-        std::fs::write(dir.path().join("b.json"), r#"{"model": "b2"}"#).unwrap();
+        std::fs::write(dir.path().join("b.json"), result_json("b2")).unwrap();
         let (second, _) = load_dir_reusing(dir.path(), &first).unwrap();
         assert_eq!(second[0].headline.provider.as_deref(), Some("kept from the last load"));
-        assert_eq!((second[1].headline.model.as_deref(), second[1].headline.provider.as_deref()), (Some("b2"), None));
+        assert_eq!(
+            (second[1].headline.model.as_deref(), second[1].headline.provider.as_deref()),
+            (Some("b2"), Some("p"))
+        );
         assert_ne!(first[1].digest, second[1].digest);
     }
 }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use serde_json::Value;
 
 use crate::score::frontmatter;
@@ -88,6 +88,8 @@ pub struct Content {
     pub pages: Vec<Page>,
     /// Sorted by `rel`.
     pub assets: Vec<Asset>,
+    /// Links skipped (see `inputs`).
+    pub warnings: Vec<crate::publish::Warning>,
 }
 
 /// Load the docs folder `dir`.
@@ -96,7 +98,9 @@ pub fn load(dir: &Path) -> Result<Content> {
         bail!("the docs folder {} does not exist: pass --docs DIR, the folder of Markdown pages", dir.display());
     }
     let mut content = Content::default();
-    for (rel, file) in files(dir)? {
+    let (files, warnings) = crate::publish::load::inputs::files(dir, |_| false)?;
+    content.warnings = warnings;
+    for (rel, file) in files {
         if rel.ends_with(".md") {
             content.pages.push(load_page(&file, rel)?);
         } else {
@@ -106,38 +110,17 @@ pub fn load(dir: &Path) -> Result<Content> {
     Ok(content)
 }
 
-/// Load every file under `dir` as an asset (the templates' `static/` folder).
-pub fn load_assets(dir: &Path, prefix: &str) -> Result<Vec<Asset>> {
+/// Load every file under `dir` as an asset (the templates' `static/`
+/// folder), with a warning per link skipped.
+pub fn load_assets(dir: &Path, prefix: &str) -> Result<(Vec<Asset>, Vec<crate::publish::Warning>)> {
     if !dir.is_dir() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
-    Ok(files(dir)?.into_iter().map(|(rel, file)| Asset { rel: format!("{prefix}{rel}"), file }).collect())
+    let (files, warnings) = crate::publish::load::inputs::files(dir, |_| false)?;
+    Ok((files.into_iter().map(|(rel, file)| Asset { rel: format!("{prefix}{rel}"), file }).collect(), warnings))
 }
 
-/// Every file under `dir`, hidden ones skipped, sorted: (path relative to
-/// `dir` with `/`, path).
-fn files(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
-    let mut files = Vec::new();
-    let walk = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter();
-    for entry in walk.filter_entry(|e| e.depth() == 0 || !is_hidden(e.file_name())) {
-        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
-        if entry.file_type().is_file() {
-            files.push((relative(dir, entry.path()), entry.path().to_path_buf()));
-        }
-    }
-    Ok(files)
-}
-
-/// Whether a file name is hidden, or an editor's temporary file.
-pub fn is_hidden(name: &std::ffi::OsStr) -> bool {
-    let name = name.to_string_lossy();
-    name.starts_with('.') || name.ends_with('~') || name.ends_with(".swp") || name.ends_with(".tmp")
-}
-
-fn relative(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
-}
+pub use crate::publish::load::inputs::is_hidden;
 
 fn load_page(file: &Path, rel: String) -> Result<Page> {
     let text = crate::fsio::read_text(file)?;

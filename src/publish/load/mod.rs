@@ -8,3 +8,4 @@ pub mod baselines;
 pub mod config;
 pub mod content;
 pub mod dates;
+pub mod inputs;

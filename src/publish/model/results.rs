@@ -274,7 +274,7 @@ mod tests {
         Baseline {
             path: PathBuf::from(format!("b/{stem}.json")),
             stem: stem.into(),
-            headline: baselines::parse(json).unwrap(),
+            headline: baselines::parse_partial(json),
             digest: 0,
         }
     }

@@ -116,6 +116,22 @@ fn shorten(text: &str) -> String {
     cut
 }
 
+/// The line of any byte offset of a text, found by a binary search over
+/// where its lines start: a page with many warnings costs one pass over it,
+/// not one per warning.
+pub struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        LineIndex(std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect())
+    }
+
+    /// The line (from 1) holding the byte at `offset`.
+    pub fn line(&self, offset: usize) -> usize {
+        self.0.partition_point(|&start| start <= offset)
+    }
+}
+
 /// What a block quote turned out to be.
 enum Quote {
     Plain,
@@ -139,6 +155,9 @@ pub fn render(
 ) -> Rendered {
     let mut events: Vec<Event> = Vec::new();
     let mut anchors = HashSet::new();
+    // The next suffix to try for each slug that repeats: a page of n equal
+    // headings costs n tries, not n².
+    let mut next_suffix: HashMap<String, usize> = HashMap::new();
     let mut first_heading = None;
     let mut warnings = Vec::new();
     // Headings are completed once their text is known: (index of the start event, explicit id).
@@ -153,11 +172,7 @@ pub fn render(
     // The first paragraph's text, while it is being read.
     let mut summary: Option<String> = None;
     let mut paragraph: Option<String> = None;
-    let line_starts: Vec<usize> = if containers.is_empty() {
-        Vec::new()
-    } else {
-        std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect()
-    };
+    let lines = if containers.is_empty() { LineIndex(Vec::new()) } else { LineIndex::new(text) };
 
     for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
         if let Some((lang, body, offset)) = &mut code {
@@ -204,7 +219,7 @@ pub fn render(
                 continue;
             }
             Event::Start(Tag::BlockQuote(kind)) => {
-                let line = line_starts.partition_point(|&s| s <= range.start);
+                let line = lines.line(range.start);
                 let (open, quote) = match (containers.get(&line), kind) {
                     (Some(c), _) => callout_open(c.kind, &c.title, &c.name),
                     (None, Some(alert)) => {
@@ -241,7 +256,10 @@ pub fn render(
             Event::Start(Tag::Heading { .. }) => {
                 open_heading = Some(events.len());
                 heading_text.clear();
-                event
+                events.push(event);
+                // Where the heading's second id goes, if it gets one: filled
+                // in at its end, never inserted (an insert moves every event).
+                Event::InlineHtml(CowStr::Borrowed(""))
             }
             Event::Text(ref t) | Event::Code(ref t) if open_heading.is_some() => {
                 heading_text.push_str(t);
@@ -255,7 +273,7 @@ pub fn render(
                             let explicit = id.is_some();
                             let chosen = match id.take() {
                                 Some(explicit) => explicit.to_string(),
-                                None => unique_slug(&title, &anchors),
+                                None => unique_slug(&title, &anchors, &mut next_suffix),
                             };
                             *id = Some(CowStr::from(chosen.clone()));
                             (chosen, explicit)
@@ -268,7 +286,7 @@ pub fn render(
                     let alias = vitepress_slug(&title);
                     if !explicit && alias != id && !alias.is_empty() && !anchors.contains(&alias) {
                         let span = format!("<span id=\"{}\"></span>", escape_html(&alias));
-                        events.insert(start + 1, Event::InlineHtml(CowStr::from(span)));
+                        events[start + 1] = Event::InlineHtml(CowStr::from(span));
                         anchors.insert(alias);
                     }
                     anchors.insert(id);
@@ -404,8 +422,9 @@ fn code_body(lang: &str, code: &str) -> (&'static str, String, bool) {
 }
 
 /// GitHub's heading slug: lower case, letters, digits, `-` and `_` kept,
-/// spaces to `-`, everything else dropped; `-1`, `-2`... on repeats.
-pub fn unique_slug(title: &str, taken: &HashSet<String>) -> String {
+/// spaces to `-`, everything else dropped; `-1`, `-2`... on repeats, the
+/// search for a free one resumed from `next_suffix` (the page's own).
+pub fn unique_slug(title: &str, taken: &HashSet<String>, next_suffix: &mut HashMap<String, usize>) -> String {
     let mut slug: String = title
         .trim()
         .to_lowercase()
@@ -422,7 +441,14 @@ pub fn unique_slug(title: &str, taken: &HashSet<String>) -> String {
     if !taken.contains(&slug) {
         return slug;
     }
-    (1..).map(|n| format!("{slug}-{n}")).find(|s| !taken.contains(s)).expect("an unused suffix exists")
+    let next = next_suffix.entry(slug.clone()).or_insert(1);
+    loop {
+        let candidate = format!("{slug}-{next}");
+        *next += 1;
+        if !taken.contains(&candidate) {
+            return candidate;
+        }
+    }
 }
 
 /// VitePress's heading slug (`@mdit-vue/shared`'s `slugify`, without its

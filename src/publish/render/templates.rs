@@ -19,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use tera::{Kwargs, State, Tera, Value};
 
 use crate::publish::load::content::{self, Asset};
@@ -181,6 +181,8 @@ pub struct Templates {
     pub from_disk: Vec<PathBuf>,
     pub static_files: Vec<StaticFile>,
     pub fragments: Fragments,
+    /// Links skipped in the templates folder (see `load::inputs`).
+    pub warnings: Vec<crate::publish::Warning>,
 }
 
 /// Load the built-in templates, then `dir` (when it exists) over them.
@@ -200,27 +202,14 @@ pub fn load(dir: &Path) -> Result<Templates> {
         BUILT_IN.iter().map(|(n, t)| (n.to_string(), (t.to_string(), None))).collect();
     let mut from_disk = Vec::new();
     let static_dir = dir.join("static");
+    let mut link_warnings = Vec::new();
     if dir.is_dir() {
-        for entry in walkdir::WalkDir::new(dir)
-            .sort_by_file_name()
-            .into_iter()
-            .filter_entry(|e| e.depth() == 0 || (!content::is_hidden(e.file_name()) && e.path() != static_dir))
-        {
-            let entry = entry.with_context(|| format!("reading the templates folder {}", dir.display()))?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
-            let path = entry.path();
-            let name = path
-                .strip_prefix(dir)
-                .expect("walked under dir")
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/");
-            let text = crate::fsio::read_text(path)?;
-            sources.insert(name, (text, Some(path.to_path_buf())));
-            from_disk.push(path.to_path_buf());
+        let (files, warnings) = crate::publish::load::inputs::files(dir, |p| p == static_dir)?;
+        link_warnings = warnings;
+        for (name, path) in files {
+            let text = crate::fsio::read_text(&path)?;
+            sources.insert(name, (text, Some(path.clone())));
+            from_disk.push(path);
         }
     }
     let mut named: Vec<(&String, &String)> = sources.iter().map(|(n, (t, _))| (n, t)).collect();
@@ -232,7 +221,8 @@ pub fn load(dir: &Path) -> Result<Templates> {
         };
         anyhow::anyhow!("{}", describe_error(&e, &origin))
     })?;
-    let static_files = load_static(dir)?;
+    let (static_files, mut warnings) = load_static(dir)?;
+    warnings.extend(link_warnings);
     let mut digest = crate::publish::digest::Digest::default();
     for (name, text) in &named {
         digest.text(name);
@@ -241,7 +231,7 @@ pub fn load(dir: &Path) -> Result<Templates> {
     let others_read_results = named.iter().any(|(name, text)| {
         if RESULTS_READERS.contains(&name.as_str()) { defines_components(text) } else { reads_results(text) }
     });
-    Ok(Templates { tera, digest: digest.finish(), others_read_results, from_disk, static_files, fragments })
+    Ok(Templates { tera, digest: digest.finish(), others_read_results, from_disk, static_files, fragments, warnings })
 }
 
 /// The code of a template's tags (`{{ }}` and `{% %}`; comments left out),
@@ -307,15 +297,17 @@ fn defines_components(text: &str) -> bool {
     tags(text).iter().any(|(first, _, _)| first == "component")
 }
 
-/// The static files: built in, with `dir/static/` on disk over them.
-pub fn load_static(dir: &Path) -> Result<Vec<StaticFile>> {
+/// The static files: built in, with `dir/static/` on disk over them, and a
+/// warning per link skipped there.
+pub fn load_static(dir: &Path) -> Result<(Vec<StaticFile>, Vec<crate::publish::Warning>)> {
     let mut static_files: Vec<StaticFile> =
         BUILT_IN_STATIC.iter().map(|&(rel, text)| StaticFile::BuiltIn { rel, text }).collect();
-    for asset in content::load_assets(&dir.join("static"), "static/")? {
+    let (assets, warnings) = content::load_assets(&dir.join("static"), "static/")?;
+    for asset in assets {
         static_files.retain(|f| f.rel() != asset.rel);
         static_files.push(StaticFile::Disk(asset));
     }
-    Ok(static_files)
+    Ok((static_files, warnings))
 }
 
 /// A Tera error as text, with template names replaced by the files they

@@ -332,13 +332,40 @@ fn matching_close(lines: &[String], start: usize, name: &str) -> Option<usize> {
 }
 
 /// `::: name title` ... `:::` to block quotes, recording each container.
+/// The deepest nesting of `:::` containers made into boxes.
+pub const MAX_CONTAINER_DEPTH: usize = 8;
+
 fn rewrite_containers(lines: &mut [String], code: &[bool], prepared: &mut Prepared) {
     // Open containers: the length of their marker.
     let mut open: Vec<usize> = Vec::new();
+    let mut too_deep_warned = false;
+    // Openers past the cap, still open: their closers are text too.
+    let mut too_deep = 0usize;
     for i in 0..lines.len() {
         let depth = open.len();
         let marker = if code[i] { None } else { container_marker(&lines[i]) };
         match marker {
+            // Each level quotes every line inside it once more: past the
+            // cap, a page of nested containers would grow with the square
+            // of its length. The marker stays as text.
+            Some((_, Some(_))) if depth >= MAX_CONTAINER_DEPTH => {
+                if !too_deep_warned {
+                    too_deep_warned = true;
+                    prepared.warnings.push((
+                        i + 1,
+                        format!(
+                            "containers nested more than {MAX_CONTAINER_DEPTH} deep: this `:::` line and the deeper \
+                             ones are shown as text"
+                        ),
+                    ));
+                }
+                too_deep += 1;
+                lines[i] = "> ".repeat(depth) + &lines[i];
+            }
+            Some((_, None)) if too_deep > 0 => {
+                too_deep -= 1;
+                lines[i] = "> ".repeat(depth) + &lines[i];
+            }
             Some((len, Some((name, title)))) => {
                 let kind = CalloutKind::from_name(&name);
                 if kind == CalloutKind::Other {
@@ -410,6 +437,21 @@ mod tests {
         assert_eq!(p.containers[&6].kind, CalloutKind::Other);
         assert_eq!(p.warnings.len(), 1);
         assert!(p.warnings[0].1.contains("unknown container `::: spoiler`"), "{:?}", p.warnings);
+    }
+
+    #[test]
+    fn containers_nest_to_a_cap_and_deeper_ones_stay_text() {
+        let n = 40;
+        let text = "::: tip\n".repeat(n) + "x\n" + &":::\n".repeat(n);
+        let p = prepare(&text);
+        assert_eq!(p.containers.len(), MAX_CONTAINER_DEPTH);
+        assert_eq!(p.warnings.len(), 1, "{:?}", p.warnings);
+        assert!(p.warnings[0].1.contains("nested more than"), "{:?}", p.warnings);
+        // Every line is quoted at most the cap's depth: linear in the page.
+        assert!(p.text.len() <= text.len() * (2 * MAX_CONTAINER_DEPTH + 1), "{}", p.text.len());
+        assert_eq!(p.text.lines().count(), text.lines().count());
+        // The deep closers are text; the capped containers all close.
+        assert!(!p.warnings.iter().any(|(_, w)| w.contains("not closed")));
     }
 
     #[test]
