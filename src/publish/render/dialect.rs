@@ -160,8 +160,11 @@ fn prose_line(scan: &mut Scan, i: usize, line: &str) {
             continue;
         }
         let rest = &line[at..];
-        if rest.starts_with("{{") && rest[2..].trim_start().starts_with('$') {
-            if let Some(close) = close_braces.find(line, at, "}}") {
+        if rest.starts_with("{{")
+            && rest[2..].trim_start().starts_with('$')
+            && let Some(close) = close_braces.find(line, at, "}}")
+        {
+            {
                 let expr = &line[at..close + 2];
                 scan.warn(Kind::VueExpression, i, || {
                     format!("the Vue expression `{expr}` has no value in a static build; it is shown as written")
@@ -282,10 +285,6 @@ fn emoji(line: &str, at: usize) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn kinds(text: &str) -> Vec<(usize, String)> {
-        check(text).warnings
-    }
 
     #[test]
     fn code_titles_come_from_the_info_string() {

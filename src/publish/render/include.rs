@@ -376,7 +376,7 @@ fn heading(line: &str) -> Option<(usize, Vec<String>)> {
     }
     title = title.trim_end_matches('#').trim_end();
     let plain: String = title.chars().filter(|c| !matches!(c, '`' | '*' | '_')).collect();
-    Some((level, vec![vitepress_slug(&plain), unique_slug(&plain, &HashSet::new())]))
+    Some((level, vec![vitepress_slug(&plain), unique_slug(&plain, &HashSet::new(), &mut HashMap::new())]))
 }
 
 /// The folder of a docs-relative path, with a trailing `/` (or "").
