@@ -70,9 +70,12 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
         let turns = vaultbench::jsnum::to_fixed(a["mean_turns"].as_f64().unwrap(), 1);
         assert_eq!(row[13..], [cost, turns], "{file}");
     }
-    // 74.1% and 57.4% differ by more than noise: no tie mark; the caption states the noise floor.
+    // 74.1% and 57.4% differ by more than noise: no tie mark; the note under the table states the noise floor.
     assert!(!results.contains("≈ tied"), "{results}");
-    assert!(results.contains("<caption>Noise floor: each solve^k is known to within about ±"), "{results}");
+    assert!(
+        results.contains("<p class=\"table-note\">Noise floor: each solve^k is known to within about ±"),
+        "{results}"
+    );
     // Commit links go to the configured repository.
     for sha in ["36e3495", "4683f4f"] {
         assert!(results.contains(&format!("<a href=\"{REPO}/commit/{sha}\">{sha}</a>")), "{sha} link");
@@ -98,12 +101,20 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
     // The matrix has both models and every task once.
     let matrix = read(dir.path(), "matrix.html");
     assert_eq!(matrix.matches("<tr><td><code>").count(), 54);
-    // The tier chart is inline SVG with a bar group per model; the curve
-    // has a line per model, the cost chart a point per model.
-    assert_eq!(results.matches("<figure class=\"chart\" tabindex=\"0\"> <svg").count(), 1);
-    assert_eq!(results.matches("<g> <title>").count(), 2);
+    // The tier chart is HTML with a row per model, each name whole; the
+    // curve has a line per model, the cost chart a point per model, and
+    // each names every model whole in its legend and its text alternative.
+    assert_eq!(results.matches("<div class=\"tier-row\" role=\"row\">").count(), 2);
+    assert_eq!(results.matches("<span class=\"tier-model\" role=\"rowheader\" title=\"gemini-3.1-flash-lite (gemini)\">gemini-3.1-flash-lite (gemini)</span>").count(), 1);
     assert_eq!(results.matches("<polyline points=").count(), 2);
     assert_eq!(results.matches("class=\"chart-point\"").count(), 2);
+    assert!(results.contains("aria-label=\"solve^k over k for each model: gemini-3.1-flash-lite (gemini): from 83.7% at k = 1 to 74.1% at k = 5;"), "{results}");
+    assert_eq!(results.matches("</svg>gemini-3.1-flash-lite (gemini)</li>").count(), 1, "in the legend");
+    assert_eq!(
+        results.matches("<li><strong>gemini-2.5-flash (gemini)</strong>: $").count(),
+        1,
+        "in the cost chart's list"
+    );
 }
 
 #[test]

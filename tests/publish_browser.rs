@@ -181,9 +181,10 @@ fn the_results_page_reloads_with_a_new_baseline_within_two_seconds() {
     );
     let link = driver.eval("return document.querySelector('table.results tbody tr td:nth-child(12) a').href;");
     assert_eq!(link, json!("https://example.org/repo/commit/0123abc"));
-    // The chart is drawn without JavaScript, as SVG: four tier tracks, and a
-    // bar for the one tier (T2) the baseline has.
-    assert_eq!(driver.eval("return document.querySelectorAll('figure.chart svg rect').length;"), json!(5));
+    // The tier chart is drawn without JavaScript, in HTML: four tier tracks,
+    // and a bar for the one tier (T2) the baseline has.
+    assert_eq!(driver.eval("return document.querySelectorAll('.tier-chart .bar-track').length;"), json!(4));
+    assert_eq!(driver.eval("return document.querySelectorAll('.tier-chart .bar').length;"), json!(1));
     assert!(
         eventually(Duration::from_secs(10), || driver
             .eval("return document.documentElement.getAttribute('data-live-reload');")
