@@ -247,8 +247,8 @@ pub fn decode_entities(s: &str) -> String {
 }
 
 /// Text being gathered, with whitespace collapsed; table cells and rows
-/// are kept apart by ` · ` and `; `, so a snippet reads as text, not as a
-/// row of figures run together.
+/// (and the terms of a list of figures) are kept apart by ` · ` and `; `,
+/// so a snippet reads as text, not as a row of figures run together.
 #[derive(Default)]
 struct TextBuf {
     text: String,
@@ -473,7 +473,7 @@ pub fn finish(html: &str, levels: OutlineLevels, mode: Text) -> Finished {
             };
             buffer.space();
             match (tag.closing, &*tag.name) {
-                (true, "td" | "th") => buffer.separate(CELL_BREAK),
+                (true, "td" | "th" | "dd") => buffer.separate(CELL_BREAK),
                 (true, "tr") => buffer.separate(ROW_BREAK),
                 (true, "table") => buffer.pending = None,
                 _ => {}
