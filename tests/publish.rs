@@ -775,6 +775,47 @@ fn includes_publish_whole_and_every_unsupported_or_escaping_one_is_a_warning_not
     assert!(!stderr(&out).contains("template error"), "{}", stderr(&out));
 }
 
+/// Pages built to make a preprocessor slow: lines of openers that never
+/// close, includes that double at every level. Each is read in time linear
+/// in its size, so the build takes seconds, not hours.
+#[test]
+fn hostile_include_and_dialect_pages_build_in_linear_time() {
+    let dir = project();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let n = 100_000;
+    let page = format!(
+        "# Openers\n\n{}\n\n{}\n\n{}\n\n{}x}}\n\n`{}\n",
+        "<!--@include: a.md".repeat(n / 4),
+        "{{#include a.md ".repeat(n / 4),
+        "<Badge {{ $x :a: <!-- ".repeat(n / 4),
+        "{{#include b.md {{#x ".repeat(n / 4),
+        "`` <!--@include: a.md-->".repeat(n / 8),
+    );
+    std::fs::write(docs.join("index.md"), &page).unwrap();
+    // Each file includes the next twice: 2^12 copies of the last without a cap.
+    for i in 0..12 {
+        std::fs::write(
+            docs.join(format!("d{i}.md")),
+            format!("{{{{#include d{0}.md}}}}\n{{{{#include d{0}.md}}}}\n", i + 1),
+        )
+        .unwrap();
+    }
+    std::fs::write(docs.join("d12.md"), "y".repeat(100_000)).unwrap();
+    std::fs::write(docs.join("double.md"), "# Double\n\n<!--@include: ./d0.md-->\n").unwrap();
+    let start = std::time::Instant::now();
+    let out = vaultbench(&["publish", "--suite", "no-suite"], dir.path());
+    let elapsed = start.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Seconds on a loaded machine in a debug build; quadratic work would be hours.
+    assert!(elapsed < std::time::Duration::from_secs(120), "{elapsed:?}");
+    let err = stderr(&out);
+    assert!(err.lines().count() < 100, "a line of broken includes is one warning: {}", err.lines().count());
+    assert!(err.contains("includes nested deeper than 8") || err.contains("larger than"), "{err}");
+    let double = std::fs::metadata(dir.path().join("site/double.html")).unwrap().len();
+    assert!(double < 40 << 20, "the doubling page is capped: {double} bytes");
+}
+
 #[test]
 fn deploy_files_and_page_metadata_follow_the_configuration() {
     let dir = tempfile::tempdir().unwrap();

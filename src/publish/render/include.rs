@@ -145,6 +145,7 @@ pub fn expand<'a>(text: &'a str, page_rel: &str, read: &mut dyn FnMut(&str) -> R
         out_line: 1,
         runs: Vec::new(),
         notes: Vec::new(),
+        noted: HashSet::new(),
         budget: budget(text.len()),
         over_budget: false,
         stack: vec![page_rel.to_string()],
@@ -536,6 +537,7 @@ struct Expander<'r> {
     out_line: usize,
     runs: Vec<(usize, usize, usize)>,
     notes: Vec<Note>,
+    noted: HashSet<(usize, usize, String)>,
     budget: usize,
     over_budget: bool,
     /// The page and the files being included, outermost first.
@@ -560,9 +562,14 @@ impl Expander<'_> {
         self.out_line += text.bytes().filter(|&b| b == b'\n').count();
     }
 
+    /// A problem at a directive; the same one again at the same place (a
+    /// line of a thousand broken includes, a file included many times) is
+    /// told once.
     fn note(&mut self, file: usize, line: usize, message: String) {
-        let file = (file > 0).then(|| self.files[file].clone());
-        self.notes.push(Note { file, line, message });
+        if self.noted.insert((file, line, message.clone())) {
+            let file = (file > 0).then(|| self.files[file].clone());
+            self.notes.push(Note { file, line, message });
+        }
     }
 
     /// Expand `text`, which is origin file `file` from its line `first`; its
