@@ -6,12 +6,14 @@
 
 pub mod agent;
 pub mod blocking;
+pub mod checks;
 pub mod env;
 pub mod format;
 pub mod fsio;
 pub mod jsnum;
 pub mod judge;
 pub mod limits;
+pub mod output;
 pub mod pricing;
 pub mod provider;
 pub mod publish;

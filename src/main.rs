@@ -12,7 +12,8 @@ use vaultbench::limits::Limits;
 use vaultbench::report::{self, aggregate, bless, calibrate, compare, evidence, rescore, summary};
 use vaultbench::score::{RegexBudget, sandbox};
 use vaultbench::sweep::command::{self as sweep_command, RunArgs, Status};
-use vaultbench::{fsio, jsnum, judge};
+use vaultbench::{errln, out, outln};
+use vaultbench::{fsio, jsnum, judge, output};
 
 #[derive(Parser)]
 #[command(
@@ -43,7 +44,12 @@ enum Command {
     /// with --resume RUN_ID).
     #[command(after_long_help = {
         let limits = vaultbench::limits::Limits::from_env().unwrap_or_default();
-        format!("{}\n{}", limits.model_server_help(), limits.tool_call_help())
+        format!(
+            "{}\n\n{}\n{}",
+            vaultbench::provider::environment_help(),
+            limits.model_server_help(),
+            limits.tool_call_help()
+        )
     })]
     Run(Box<RunArgs>),
     /// Join the results of `run --shard I/N` into one result.
@@ -66,6 +72,10 @@ enum Command {
     Report {
         /// The result or baseline file.
         result: PathBuf,
+        /// Where blessed baselines live: the tasks added, removed and edited
+        /// since the result's own baseline are named.
+        #[arg(long, value_name = "DIR", default_value = "evals/baselines")]
+        baselines: PathBuf,
         /// Print the re-derived aggregate block as JSON instead, with the
         /// derived `statistics` (intervals, curve, per tier) added.
         #[arg(long)]
@@ -85,7 +95,9 @@ enum Command {
     /// result against the baseline of its (provider, model). With one: that
     /// baseline against the latest result.
     Compare {
+        /// The baseline file [default: <baselines>/<provider>-<model>.json of the result].
         baseline: Option<PathBuf>,
+        /// The result file [default: the latest in --results, by its run's own time].
         result: Option<PathBuf>,
         #[command(flatten)]
         dirs: Dirs,
@@ -129,6 +141,7 @@ enum Command {
     /// asked afresh of the configured judge (EVAL_JUDGE_PROVIDER,
     /// EVAL_JUDGE_MODEL, EVAL_JUDGE_API_KEY or GEMINI_API_KEY).
     Rescore {
+        /// The result or baseline file to rescore.
         result: PathBuf,
         /// Print the tallies and disagreements as JSON.
         #[arg(long)]
@@ -159,6 +172,7 @@ enum Command {
         command: CalibrateCommand,
     },
     Publish(vaultbench::publish::args::PublishArgs),
+    View(vaultbench::publish::args::ViewArgs),
     /// Internal: match regular expressions for the parent process (see score::sandbox).
     #[command(name = "regex-worker", hide = true)]
     RegexWorker,
@@ -182,6 +196,27 @@ enum SuiteCommand {
     Check {
         #[command(flatten)]
         dirs: SuiteDirs,
+    },
+    /// Write every task's checks (outputMatchers and vaultAssertions) from its
+    /// check source, <suite>/checks/<id>.toml. With --check, write nothing and
+    /// exit 1 when a task file differs from its source, naming each task and
+    /// field. docs/adding-a-task.md explains the sources.
+    Compile {
+        /// The suite folder, holding tasks/, checks/ and fixtures/.
+        #[arg(long, value_name = "DIR", default_value = "evals")]
+        suite: PathBuf,
+        /// Compare only (for CI).
+        #[arg(long)]
+        check: bool,
+    },
+    /// Scaffold a task: its file, check source, fixture folder, reference and
+    /// an empty alternatives folder, to fill in as docs/adding-a-task.md describes.
+    New {
+        /// The task id: lowercase letters, digits and hyphens.
+        id: String,
+        /// The suite folder.
+        #[arg(long, value_name = "DIR", default_value = "evals")]
+        suite: PathBuf,
     },
 }
 
@@ -271,8 +306,57 @@ struct Dirs {
     baselines: PathBuf,
 }
 
+/// One example per command, shown at the end of its `--help`.
+const EXAMPLES: &[(&[&str], &str)] = &[
+    (&[], "vaultbench run --provider gemini --model gemini-2.5-flash --repeat 5 && vaultbench bless"),
+    (&["run"], "vaultbench run --provider ollama --model gemma4:e4b --repeat 3 --dry-run"),
+    (&["merge"], "vaultbench merge evals/results/shard-1.json evals/results/shard-2.json"),
+    (&["report"], "vaultbench report evals/results/2026-06-01T10-00-00-000Z.json --json"),
+    (&["compare"], "vaultbench compare evals/baselines/gemini-gemini-2.5-flash.json --alpha 0.01"),
+    (&["bless"], "vaultbench bless evals/results/2026-06-01T10-00-00-000Z.json"),
+    (&["rescore"], "vaultbench rescore evals/baselines/gemini-gemini-2.5-flash.json --judge --repeat 3"),
+    (&["suite"], "vaultbench suite check"),
+    (&["suite", "check"], "vaultbench suite check --suite evals"),
+    (&["calibrate"], "vaultbench calibrate report"),
+    (&["calibrate", "report"], "vaultbench calibrate report evals/calibration/judge-calibration.json"),
+    (&["calibrate", "extract"], "vaultbench calibrate extract evals/results/2026-06-01T10-00-00-000Z.json"),
+    (&["calibrate", "corpus"], "vaultbench calibrate corpus --out /tmp/gold.json"),
+    (&["calibrate", "judge"], "vaultbench calibrate judge --model gemini-2.5-flash --jobs 8"),
+    (&["publish"], "vaultbench publish --watch --port 4000"),
+];
+
+/// The command line with each command's example at the end of its help.
+fn command_line() -> clap::Command {
+    use clap::CommandFactory;
+    let mut root = Cli::command();
+    for (path, example) in EXAMPLES {
+        root = with_example(root, path, example);
+    }
+    root
+}
+
+fn with_example(cmd: clap::Command, path: &[&str], example: &str) -> clap::Command {
+    match path.split_first() {
+        None => {
+            let add = |text: Option<&clap::builder::StyledStr>| match text {
+                Some(t) => format!("{t}\n\nExample:\n  {example}"),
+                None => format!("Example:\n  {example}"),
+            };
+            let (short, long) = (add(cmd.get_after_help()), add(cmd.get_after_long_help()));
+            let has_long = cmd.get_after_long_help().is_some();
+            let cmd = cmd.after_help(short);
+            if has_long { cmd.after_long_help(long) } else { cmd }
+        }
+        Some((first, rest)) => cmd.mut_subcommand(*first, |sub| with_example(sub, rest, example)),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::FromArgMatches;
+    let cli = match Cli::from_arg_matches(&command_line().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     if let Command::RegexWorker = cli.command {
         return match sandbox::serve(std::io::stdin().lock(), std::io::stdout().lock()) {
             Ok(()) => ExitCode::SUCCESS,
@@ -284,23 +368,28 @@ fn main() -> ExitCode {
     if let Ok(exe) = std::env::current_exe() {
         sandbox::use_worker_process(exe);
     }
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    };
+    // A closed pipe is the reader's choice; any other failure is worth a word.
+    if let Some(kind) = output::stdout_lost().filter(|k| *k != std::io::ErrorKind::BrokenPipe) {
+        errln!("note: standard output could not be written ({kind}); the rest of it was dropped");
     }
+    code
 }
 
 fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
-    print!("{}", jsnum::to_json_string(value)?);
+    out!("{}", jsnum::to_json_string(value)?);
     Ok(())
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Report { result, json } => cmd_report(&result, json),
+        Command::Report { result, baselines, json } => cmd_report(&result, &baselines, json),
         Command::Compare { baseline, result, dirs, json, fail_on_regression, gate } => {
             cmd_compare(baseline, result, &dirs, json, fail_on_regression, gate.rule())
         }
@@ -308,16 +397,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Rescore { result, json, write, judge, suite, repeat } => {
             cmd_rescore(&result, json, write.as_deref(), judge.then_some(suite.as_path()), repeat)
         }
-        Command::Run(args) => status(sweep_command::run(*args, &mut std::io::stdout(), &mut std::io::stderr())),
-        Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut std::io::stdout())),
+        Command::Run(args) => status(sweep_command::run(*args, &mut output::stdout(), &mut output::stderr())),
+        Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut output::stdout())),
         Command::Suite { command: SuiteCommand::Check { dirs } } => status(sweep_command::suite_check(
             &dirs.suite,
             dirs.references,
             dirs.alternatives,
-            &mut std::io::stdout(),
-            &mut std::io::stderr(),
+            &mut output::stdout(),
+            &mut output::stderr(),
         )),
+        Command::Suite { command: SuiteCommand::Compile { suite, check } } => cmd_suite_compile(&suite, check),
+        Command::Suite { command: SuiteCommand::New { id, suite } } => {
+            for path in vaultbench::suite::compile::new_task(&suite, &id)? {
+                println!("wrote {}", path.display());
+            }
+            println!(
+                "next: write the fixture notes, the request, the check source and the reference (docs/adding-a-task.md)"
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Publish(args) => cmd_publish(&args),
+        Command::View(args) => cmd_view(&args),
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {
             let path = file.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
             let file: CalibrationFile = fsio::read_json(&path)?;
@@ -325,8 +425,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if json {
                 print_json(&calibrate::AgreementJson::of(&agreement))?;
             } else {
-                println!("Calibration set: {}", path.display());
-                print!("{agreement}");
+                outln!("Calibration set: {}", path.display());
+                out!("{agreement}");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -334,10 +434,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let out = out.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
             let extraction = calibrate::extract_to_file(&result, &user_messages(&suite)?, &out, force)?;
             let labelled = extraction.file.tuples.iter().filter(|t| t.human_label.is_some()).count();
-            println!("Wrote {} judge tuples to {}", extraction.file.tuples.len(), out.display());
-            println!("  human labels kept: {labelled}; unlabelled: {}", extraction.file.tuples.len() - labelled);
+            outln!("Wrote {} judge tuples to {}", extraction.file.tuples.len(), out.display());
+            outln!("  human labels kept: {labelled}; unlabelled: {}", extraction.file.tuples.len() - labelled);
             if !extraction.labels_lost.is_empty() {
-                eprintln!("warning: dropped {} human labels (--force)", extraction.labels_lost.len());
+                errln!("warning: dropped {} human labels (--force)", extraction.labels_lost.len());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -364,6 +464,39 @@ fn user_messages(root: &Path) -> Result<std::collections::BTreeMap<String, Strin
     Ok(suite.tasks.into_iter().map(|t| (t.id, t.user_message)).collect())
 }
 
+fn cmd_suite_compile(root: &Path, check: bool) -> Result<ExitCode> {
+    use vaultbench::suite::compile::compile_suite;
+    let outcome = match compile_suite(root, check) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    if check {
+        for d in &outcome.differences {
+            println!("{d}");
+        }
+        if outcome.changed.is_empty() {
+            println!("{} task files agree with their check sources", outcome.tasks);
+            Ok(ExitCode::SUCCESS)
+        } else {
+            println!(
+                "{} of {} task files differ from their check sources: run `vaultbench suite compile`",
+                outcome.changed.len(),
+                outcome.tasks
+            );
+            Ok(ExitCode::FAILURE)
+        }
+    } else {
+        for file in &outcome.changed {
+            println!("wrote {}", file.display());
+        }
+        println!("{} task sources compiled, {} task files rewritten", outcome.tasks, outcome.changed.len());
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
 fn cmd_calibrate_corpus(
     root: &Path,
     references: Option<PathBuf>,
@@ -382,14 +515,14 @@ fn cmd_calibrate_corpus(
     let file = calibrate::from_corpus_to_file(&suite, &corpus, &references, &out, force)?;
     let yes = file.tuples.iter().filter(|t| t.human_label.is_some_and(|l| l.is_yes())).count();
     let tasks: std::collections::BTreeSet<&str> = file.tuples.iter().map(|t| t.task_id.as_str()).collect();
-    println!(
+    outln!(
         "Wrote {} judge tuples ({} tasks with a judge matcher; {yes} labelled YES, {} NO) to {}",
         file.tuples.len(),
         tasks.len(),
         file.tuples.len() - yes,
         out.display()
     );
-    println!("Measure a judge against it: vaultbench calibrate judge {} --model MODEL", out.display());
+    outln!("Measure a judge against it: vaultbench calibrate judge {} --model MODEL", out.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -418,11 +551,11 @@ fn cmd_calibrate_judge(
     if json {
         print_json(&calibrate::AgreementJson::of(&run.agreement))?;
     } else {
-        println!("Calibration set: {}", path.display());
-        print!("{}", run.agreement);
+        outln!("Calibration set: {}", path.display());
+        out!("{}", run.agreement);
     }
     if let Some(first) = run.failed_calls.first() {
-        eprintln!("warning: {} judge calls failed and were not counted; the first: {first}", run.failed_calls.len());
+        errln!("warning: {} judge calls failed and were not counted; the first: {first}", run.failed_calls.len());
     }
     // Failed calls leave the figures on fewer tuples; none at all is a failure.
     Ok(if run.asked > 0 && run.agreement.evaluated == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
@@ -433,18 +566,33 @@ fn cmd_publish(args: &vaultbench::publish::args::PublishArgs) -> Result<ExitCode
     if args.watch {
         let stopped = publish::watch::run(args.options(), args.watch_options(), &mut |notice| match notice {
             Notice::Warning(_) | Notice::Failed(_) | Notice::WatchError(_) | Notice::NotWatching(_) => {
-                eprintln!("{notice}")
+                errln!("{notice}")
             }
-            _ => println!("{notice}"),
+            _ => outln!("{notice}"),
         })?;
         return Ok(ExitCode::from(if stopped == Stopped::Terminated { 143 } else { 130 }));
     }
     let report = publish::build_and_exit(&args.options())?;
     for w in &report.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
-    println!("{report}");
+    outln!("{report}");
     Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_view(args: &vaultbench::publish::args::ViewArgs) -> Result<ExitCode> {
+    use vaultbench::publish::{Notice, Stopped, view};
+    let options = args.options();
+    if options.out.is_some() {
+        let report = view::export(&options)?;
+        outln!("{report}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let stopped = view::serve(&options, &mut |notice| match notice {
+        Notice::Warning(_) | Notice::Failed(_) | Notice::WatchError(_) => errln!("{notice}"),
+        _ => outln!("{notice}"),
+    })?;
+    Ok(ExitCode::from(if stopped == Stopped::Terminated { 143 } else { 130 }))
 }
 
 fn status(result: Result<Status>) -> Result<ExitCode> {
@@ -455,24 +603,33 @@ fn status(result: Result<Status>) -> Result<ExitCode> {
     })
 }
 
-fn cmd_report(path: &Path, json: bool) -> Result<ExitCode> {
+fn cmd_report(path: &Path, baselines: &Path, json: bool) -> Result<ExitCode> {
     let stored = report::load_result(path)?;
     let derived = aggregate::rederive(&stored);
     let diffs = aggregate::differences(&stored, &derived);
     if json {
         print_json(&summary::ReportJson::of(&derived))?;
     } else {
-        print!("{}", summary::render(&derived));
+        out!("{}", summary::render(&derived));
+        let baseline = baselines.join(bless::baseline_file_name(&stored.provider, &stored.model));
+        let is_itself = baseline.canonicalize().ok().zip(path.canonicalize().ok()).is_some_and(|(a, b)| a == b);
+        if baseline.is_file() && !is_itself {
+            let base = report::load_result(&baseline)?;
+            outln!("\nTasks against the baseline {}:", baseline.display());
+            for line in report::drift::task_drift(&base, &stored).to_string().lines() {
+                outln!("  {line}");
+            }
+        }
     }
     if diffs.is_empty() {
         if !json {
-            println!("\nFigures: the stored task results and aggregate re-derive exactly from the runs.");
+            outln!("\nFigures: the stored task results and aggregate re-derive exactly from the runs.");
         }
         Ok(ExitCode::SUCCESS)
     } else {
-        eprintln!("\n{}: {} stored figures differ from those re-derived from its runs:", path.display(), diffs.len());
+        errln!("\n{}: {} stored figures differ from those re-derived from its runs:", path.display(), diffs.len());
         for d in &diffs {
-            eprintln!("  {d}");
+            errln!("  {d}");
         }
         Ok(ExitCode::FAILURE)
     }
@@ -488,7 +645,7 @@ fn cmd_compare(
 ) -> Result<ExitCode> {
     let result_path = match result {
         Some(p) => p,
-        None => bless::latest_result(&dirs.results)?,
+        None => latest(&dirs.results)?,
     };
     let current = report::load_result(&result_path)?;
     let baseline_path = match baseline {
@@ -511,8 +668,8 @@ fn cmd_compare(
     if json {
         print_json(&comparison)?;
     } else {
-        println!("Baseline file: {}\nResult file:   {}\n", baseline_path.display(), result_path.display());
-        print!("{}", comparison.detailed());
+        outln!("Baseline file: {}\nResult file:   {}\n", baseline_path.display(), result_path.display());
+        out!("{}", comparison.detailed());
     }
     Ok(if fail_on_regression && comparison.has_regressions() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
@@ -520,34 +677,54 @@ fn cmd_compare(
 fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCode> {
     let source = match result {
         Some(p) => p,
-        None => bless::latest_result(&dirs.results)?,
+        None => latest(&dirs.results)?,
     };
     let blessed = bless::bless(&source, &dirs.baselines, force)?;
-    for r in &blessed.forced {
-        eprintln!("warning: blessed despite: {r}");
-    }
     let r = &blessed.result;
-    println!("Blessed {} / {} (run {}, commit {})", r.provider, r.model, r.run_id, r.git_sha);
-    println!("  source:   {}", source.display());
-    println!("  baseline: {}", blessed.baseline_path.display());
+    if blessed.already {
+        outln!(
+            "{} is already the baseline {} (run {}): nothing to do.",
+            source.display(),
+            blessed.baseline_path.display(),
+            r.run_id
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for r in &blessed.forced {
+        errln!("warning: blessed despite: {r}");
+    }
+    if let Some(old) = &blessed.previous {
+        let comparison =
+            compare::compare(old, r, vaultbench::stats::Rule::Statistical { alpha: vaultbench::stats::DEFAULT_ALPHA });
+        outln!("What this bless changes, against the baseline it replaces (run {}):", old.run_id);
+        out!("{}", comparison.summary());
+        outln!();
+    }
+    outln!("Blessed {} / {} (run {}, commit {})", r.provider, r.model, r.run_id, r.git_sha);
+    outln!("  source:   {}", source.display());
+    outln!("  baseline: {}", blessed.baseline_path.display());
     if let Some(old) = &blessed.replaced {
-        println!("  replaced: the baseline from {old} (recover it with git)");
+        if blessed.previous_in_git {
+            outln!("  replaced: the baseline from {old} (committed: recover it with git)");
+        } else {
+            outln!("  replaced: the baseline from {old} (it was not committed in git, so its content is gone)");
+        }
     }
     let ev = &blessed.evidence;
     if ev.archived > 0 {
-        println!(
+        outln!(
             "  evidence: {} ({} transcripts; commit it with the baseline)",
             blessed.evidence_path.display(),
             ev.archived
         );
     }
     if blessed.kept_earlier_evidence {
-        println!(
+        outln!(
             "  evidence: {} (kept: this run's archive from an earlier bless; no transcript was found now)",
             blessed.evidence_path.display()
         );
     } else if !ev.missing.is_empty() {
-        eprintln!(
+        errln!(
             "warning: no transcript for {} of {} runs ({}) in {}: the baseline carries no evidence for them",
             ev.missing.len(),
             ev.missing.len() + ev.archived,
@@ -555,13 +732,23 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
             evidence::transcripts_dir(&source).display()
         );
     }
-    println!(
+    outln!(
         "  pass^{k}: {}%  solve^{k}: {}%",
         jsnum::to_fixed(r.aggregate.pass_k_rate, 1),
         jsnum::to_fixed(r.aggregate.solve_k_rate, 1),
         k = r.aggregate.n_runs
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The latest result of `dir` by its run's own time, after a warning for
+/// each result dated in the future (a wrong clock), which is passed over.
+fn latest(dir: &Path) -> Result<PathBuf> {
+    let latest = bless::latest_result(dir)?;
+    for (path, run_id) in &latest.from_the_future {
+        errln!("warning: passing over {}: its run is dated {run_id}, in the future (a wrong clock?)", path.display());
+    }
+    Ok(latest.path)
 }
 
 fn cmd_rescore(
@@ -589,14 +776,14 @@ fn cmd_rescore(
     if json {
         print_json(&outcome)?;
     } else {
-        println!("Rescored {} ({} / {}, run {})", path.display(), stored.provider, stored.model, stored.run_id);
-        print!("{outcome}");
+        outln!("Rescored {} ({} / {}, run {})", path.display(), stored.provider, stored.model, stored.run_id);
+        out!("{outcome}");
     }
     if let Some(out) = write {
         report::write_result(out, &outcome.rescored)
             .with_context(|| format!("writing the rescored result to {}", out.display()))?;
         if !json {
-            println!("Wrote the rescored result to {}", out.display());
+            outln!("Wrote the rescored result to {}", out.display());
         }
     }
     Ok(if outcome.all_agree() { ExitCode::SUCCESS } else { ExitCode::FAILURE })

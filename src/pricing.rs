@@ -59,6 +59,12 @@ impl PriceTable {
     pub fn get(&self, model: &str) -> Option<Price> {
         self.models.get(model).copied()
     }
+
+    /// The priced model ids nearest to `model` (a typo's likely meaning).
+    pub fn nearest(&self, model: &str) -> Vec<&str> {
+        let ids: Vec<&str> = self.models.keys().map(String::as_str).collect();
+        crate::suite::diagnostics::nearest(model, &ids, 3)
+    }
 }
 
 /// Providers that bill per token: a model of theirs without a price is an
@@ -91,7 +97,14 @@ pub fn for_model(
     }
     let why = match table {
         None => format!("there is no pricing file at {}", table_path.display()),
-        Some(_) => format!("{} has no [models.\"{model}\"] entry", table_path.display()),
+        Some(t) => {
+            let near = t.nearest(model);
+            let mut why = format!("{} has no [models.\"{model}\"] entry", table_path.display());
+            if !near.is_empty() {
+                why.push_str(&format!(" (did you mean {}?)", near.join(" or ")));
+            }
+            why
+        }
     };
     if allow_unpriced {
         Ok((

@@ -162,7 +162,10 @@ fn compare_reports_an_added_task_without_flagging_it() {
     let text = stdout(&out);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("[NEW] gamma: solved 1/1 (not flagged)"), "{text}");
-    assert!(text.contains("1 added, 0 removed"), "{text}");
+    assert!(
+        text.contains("Added since the baseline: 1 task (gamma).") && text.contains("reported, not flagged"),
+        "{text}"
+    );
 }
 
 #[test]

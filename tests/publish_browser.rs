@@ -819,3 +819,81 @@ fn code_group_tabs_switch_by_mouse_and_by_keyboard() {
         json!([-1, -1, 0])
     );
 }
+
+/// `vaultbench view` in the browser while a sweep runs: the home page says
+/// how many runs have finished and reloads by itself as more finish; from
+/// it, the run, a task, a run's transcript and the comparison with the
+/// baseline it would replace are a click away.
+#[test]
+fn view_follows_a_running_sweep_and_leads_to_a_run_its_transcript_and_the_comparison() {
+    let Some((chromium, chromedriver)) = programs() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("evals");
+    let suite = suite.to_str().unwrap();
+    let run = |results: &str, delay: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_vaultbench"))
+            .args(["run", "--provider", "reference", "--suite", suite, "--results", results, "--task", "ferry"])
+            .args(["--jobs", "1", "--cell-delay-ms", delay])
+            .current_dir(root)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // The baseline it would replace: an earlier sweep of the same provider and model.
+    assert!(run("earlier", "0").wait().unwrap().success());
+    let earlier = common::json_files(&root.join("earlier")).pop().unwrap();
+    std::fs::create_dir_all(root.join("evals/baselines")).unwrap();
+    std::fs::copy(&earlier, root.join("evals/baselines/reference-reference.json")).unwrap();
+    let mut sweep = run("evals/results", "900");
+    assert!(
+        eventually(Duration::from_secs(20), || std::fs::read_dir(root.join("evals/results"))
+            .is_ok_and(|d| d.flatten().any(|e| e.path().join("sweep.json").is_file()))),
+        "the sweep did not start"
+    );
+    let view = Watcher::serving(root, &["view", "--suite", suite, "--port", "0"]);
+    let driver = Driver::start(&chromium, &chromedriver);
+    driver.goto(&format!("{}index.html", view.url));
+    let finished = "var m = document.querySelector('main').textContent.match(/(\\d+) of (\\d+) runs have finished/); \
+        return m ? Number(m[1]) : -1;";
+    let first = driver.eval(finished).as_i64().unwrap();
+    assert!(first >= 0, "the page says how far the sweep is");
+    assert!(driver.wait_until("return document.documentElement.getAttribute('data-live-reload') === 'connected';"));
+    // No one reloads: the page does, as runs finish.
+    assert!(
+        eventually(Duration::from_secs(20), || driver.eval(finished).as_i64().is_some_and(|n| n > first)),
+        "the open page did not follow the sweep"
+    );
+    assert!(sweep.wait().unwrap().success());
+    assert!(
+        eventually(Duration::from_secs(15), || driver.eval(finished) == json!(-1)),
+        "the finished sweep still shows as running"
+    );
+    // The run, a task, a run's transcript.
+    driver.click("main a[href^='baselines/run-']");
+    assert!(driver.wait_until("return /\\/baselines\\/run-[^/]+\\.html$/.test(location.pathname);"));
+    driver.goto(
+        &driver
+            .eval("return document.querySelector('a[href$=\"ferry-read-toll.html\"]').href;")
+            .as_str()
+            .unwrap()
+            .to_string(),
+    );
+    assert!(driver.wait_until("return location.pathname.endsWith('/ferry-read-toll.html');"));
+    assert!(driver.eval("return document.querySelector('.check-what').textContent.length > 0;") == json!(true));
+    driver.click("a.transcript-link");
+    assert!(driver.wait_until("return location.pathname.endsWith('/ferry-read-toll/run-1.html');"));
+    assert!(driver.wait_until(
+        "return Array.from(document.querySelectorAll('ol.conversation li')).some(li => li.textContent.includes('tolls-2032'));"
+    ));
+    // The comparison with the baseline.
+    driver.goto(&format!("{}compare.html", view.url));
+    let pair = driver.eval("var a = document.querySelector('a[href*=\"compare/\"]'); return a ? a.href : null;");
+    let pair = pair.as_str().expect("a link to the comparison of the two").to_string();
+    driver.goto(&pair);
+    assert!(driver.wait_until("return document.querySelectorAll('table').length > 0;"));
+    assert_eq!(driver.eval(STYLED), json!(true));
+    drop(driver);
+    assert_eq!(view.interrupt(), Some(130));
+}

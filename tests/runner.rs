@@ -190,12 +190,12 @@ fn bless_keeps_the_transcripts_as_evidence() {
     assert!(vaultbench(&["bless", path.to_str().unwrap(), "--baselines", "baselines"], dir.path()).status.success());
     assert_eq!(std::fs::read(&archive).unwrap(), first, "the archive is reproducible");
 
-    // The same result moved away from its transcripts: this run's archive,
-    // blessed before, stays its evidence.
+    // The same result moved away from its transcripts: already the
+    // baseline, so nothing is done and this run's archive stays its evidence.
     std::fs::copy(&path, dir.path().join("moved.json")).unwrap();
     let out = vaultbench(&["bless", "moved.json", "--baselines", "baselines"], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("kept: this run's archive from an earlier bless"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("is already the baseline"), "{}", stdout(&out));
     assert_eq!(std::fs::read(&archive).unwrap(), first);
 
     // Another run without transcripts: blessed with a warning, and the old
@@ -507,7 +507,7 @@ fn models_flag_writes_a_comparison_report() {
 }
 
 #[test]
-fn run_warns_before_it_starts_when_judge_tasks_cannot_be_scored() {
+fn the_offline_path_scores_judge_matchers_with_the_reference_judge() {
     let dir = suite(&["alpha", "beta"]);
     let judged = task("alpha").replace(
         r#"[{ "type": "contains", "value": "940 kg" }]"#,
@@ -517,19 +517,22 @@ fn run_warns_before_it_starts_when_judge_tasks_cannot_be_scored() {
     let out = vaultbench(&run_args(&[]), dir.path());
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
-    assert!(
-        err.contains("[judge unavailable] no judge is configured")
-            && err.contains("1 of the 2 selected tasks have judge matchers (alpha)")
-            && err.contains("bless` will refuse"),
-        "{err}"
-    );
-    // The sweep ran anyway; its judge verdict is recorded as skipped.
-    let (_, r) = only_result(&dir.path().join("results"));
-    assert!(r.tasks.iter().find(|t| t.id == "alpha").unwrap().runs[0].solve_details.judge_skipped);
+    // The reference provider needs no judge model: the offline reference
+    // judge replays the references' labels, and says so.
+    assert!(!err.contains("[judge unavailable]"), "{err}");
+    assert!(err.contains("judge: the offline reference judge") && err.contains("can never be blessed"), "{err}");
+    let (path, r) = only_result(&dir.path().join("results"));
+    assert!(r.offline_judge);
+    let alpha = &r.tasks.iter().find(|t| t.id == "alpha").unwrap().runs[0];
+    assert!(alpha.solved && !alpha.solve_details.judge_skipped && alpha.solve_details.judge_available);
+    let out = vaultbench(&["bless", path.to_str().unwrap(), "--force"], dir.path());
+    assert!(stderr(&out).contains("replayed offline from the references' labels"), "{}", stderr(&out));
     // A suite without judge matchers says nothing about the judge.
     let dir = suite(&["alpha"]);
     let out = vaultbench(&run_args(&[]), dir.path());
     assert!(!stderr(&out).contains("judge"), "{}", stderr(&out));
+    let (_, r) = only_result(&dir.path().join("results"));
+    assert!(!r.offline_judge);
 }
 
 #[test]
@@ -585,8 +588,12 @@ fn suite_check_fails_a_reference_that_does_not_solve_its_task() {
     assert!(line.contains("the reference does not solve it"), "{line}");
     assert!(line.contains("expected tools not called: read_file"), "{line}");
     assert!(line.contains("forbidden tools called: delete_file"), "{line}");
-    assert!(line.contains("output lacks \"940 kg\""), "{line}");
-    assert!(line.contains("vault assertion fileUnchanged eval-scratch/notes.md: file missing"), "{line}");
+    // Each failed check in words: the rule and its value, not its pattern.
+    assert!(line.contains("not met: the answer contains \"940 kg\""), "{line}");
+    assert!(
+        line.contains("not met: eval-scratch/notes.md is byte for byte as in the fixture (file missing)"),
+        "{line}"
+    );
     std::fs::remove_file(dir.path().join("evals/references/alpha.json")).unwrap();
     let (code, text) = check(dir.path());
     assert_eq!(code, 1);
@@ -737,7 +744,7 @@ fn suite_check_replays_the_alternatives_and_prints_the_rates() {
         ),
         "{text}"
     );
-    assert!(text.contains("FAIL alpha: false negative: correct answer `correct-2` (blind round 2, different-wording) is not solved: output lacks \"940 kg\""), "{text}");
+    assert!(text.contains("FAIL alpha: false negative: correct answer `correct-2` (blind round 2, different-wording) is not solved: not met: the answer contains \"940 kg\""), "{text}");
     assert!(
         text.contains("FAIL alpha: false positive: wrong answer `wrong-3` (blind round 2, hedge) solves it"),
         "{text}"
@@ -767,9 +774,21 @@ fn suite_check_lists_tasks_only_the_judge_separates_and_corpus_gaps() {
     let (code, text) = check(dir.path());
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("  alpha  no   (1/1 correct solve, 2/3 wrong fail a literal check)"), "{text}");
-    assert!(text.contains("tasks where only the judge separates them: alpha"), "{text}");
-    assert!(text.contains("FAIL alpha: false positive: wrong answer `wrong-3` (blind round 2, hedge) solves it (only a judge matcher could reject it; not judged)"), "{text}");
+    assert!(text.contains("tasks where only the judge separates them (1):\n  alpha: no reason given"), "{text}");
+    assert!(text.contains("FAIL alpha: false positive: wrong answer `wrong-3` (blind round 2, hedge) solves it (only a judge matcher could reject it; not judged, and the check source gives no judge.why)"), "{text}");
     assert!(text.contains("FAIL corpus: beta: 0 correct and 0 wrong alternatives"), "{text}");
+    // A check source that says why only the judge can tell leaves the hedge
+    // to the judge: listed with the reason, counted apart, not a failure.
+    write(
+        &root,
+        "checks/alpha.toml",
+        "states = [{ verbatim = \"940 kg\" }]\n\n[judge]\ncriteria = \"Commits to 940 kg.\"\nwhy = \"a hedge in the prose is for the judge\"\n",
+    );
+    let (_, text) = check(dir.path());
+    assert!(text.contains("  alpha: a hedge in the prose is for the judge (1 wrong answer)"), "{text}");
+    assert!(text.contains("false positives 0/3 (0.0%) (wrong answers solved), 1 more left to the judge"), "{text}");
+    assert!(!text.contains("FAIL alpha"), "{text}");
+    std::fs::remove_file(root.join("checks/alpha.toml")).unwrap();
     // An explicit corpus folder must exist; a misspelt argument name is named.
     let out = vaultbench(&["suite", "check", "--suite", "evals", "--alternatives", "nowhere"], dir.path());
     assert_eq!(out.status.code(), Some(1));
@@ -823,6 +842,7 @@ fn upstream_tasks_are_solved_by_their_reference_trajectories() {
     let (_, r) = only_result(&dir.path().join("results"));
     assert_eq!(r.tasks.len(), ids.len());
     assert_rederives(&r);
+    assert_eq!(r.offline_judge, r.tasks.iter().any(|t| t.runs[0].solve_details.judge_attempted));
     let mut categories = std::collections::BTreeSet::new();
     for t in &r.tasks {
         categories.insert(t.category.clone().unwrap());
@@ -831,14 +851,10 @@ fn upstream_tasks_are_solved_by_their_reference_trajectories() {
             assert!(run.passed, "{}: {:?}", t.id, run.errors);
             assert!(d.expected_tools_met && d.forbidden_tools_clean && d.tool_budget_ok, "{}: {d:?}", t.id);
             assert!(d.vault_assertions_pass, "{}: {:?}", t.id, d.vault_assertion_details);
-            // Without a judge, only judge matchers may fail (judge_skipped).
-            let literal_ok = d.matcher_details.iter().all(|m| m.verdict() || m.type_name() == "judge");
-            assert!(literal_ok, "{}: {:?}", t.id, d.matcher_details);
-            if d.judge_attempted {
-                assert!(d.judge_skipped && !run.solved, "{}", t.id);
-            } else {
-                assert!(run.solved, "{}: {d:?}", t.id);
-            }
+            // Without a judge model, the offline reference judge replays
+            // the references' labels: every reference solves its task.
+            assert!(d.matcher_details.iter().all(|m| m.verdict()), "{}: {:?}", t.id, d.matcher_details);
+            assert!(!d.judge_skipped && run.solved, "{}: {d:?}", t.id);
         }
     }
     for c in ["retrieval", "write", "edit", "delete", "memory", "skills", "context-shelf"] {

@@ -26,7 +26,7 @@ use crate::format::result::RunMetrics;
 use crate::jsnum;
 use crate::limits::{Limits, deadline_after};
 use crate::pricing::{self, Pricing};
-use crate::provider::{ChatRequest, Message, Model, ModelError, ToolSpec, Usage};
+use crate::provider::{ChatRequest, Message, Model, ModelError, Rejected, ToolSpec, Usage};
 use crate::vault::{LoopDetector, Toolbox, Vault};
 
 pub use transcript::{End, Event, Transcript};
@@ -85,6 +85,9 @@ pub struct Outcome {
     /// When the run's time was up (its start plus `timeoutMs`): scoring
     /// takes its own deadline from it.
     pub deadline: Instant,
+    /// The server refused a model call for good (a bad key, an unknown
+    /// model): the run's harness error says so too; a sweep counts these.
+    pub rejected: Option<Rejected>,
 }
 
 /// The conversation so far. It lives outside the future that drives it so
@@ -102,6 +105,7 @@ struct State {
     response_text: String,
     errors: Vec<String>,
     conversation: Conversation,
+    rejected: Option<Rejected>,
 }
 
 impl State {
@@ -132,6 +136,7 @@ pub async fn run(
         response_text: String::new(),
         errors: Vec::new(),
         conversation: Conversation::new(request.limits),
+        rejected: None,
     };
     let system = prompt::system_prompt(&vault);
     let specs = toolbox.specs();
@@ -167,6 +172,7 @@ pub async fn run(
         response_text: state.response_text,
         tool_list: state.tool_list,
         errors: state.errors,
+        rejected: state.rejected,
         ending,
         metrics,
         transcript: Transcript {
@@ -228,6 +234,9 @@ async fn converse(
                 state.events.push(Event::ModelError { turn, at_ms, message: message.clone() });
                 if matches!(e, ModelError::ContextOverflow(_)) {
                     return (Ending::ContextExceeded, message);
+                }
+                if let ModelError::Rejected(r) = e {
+                    state.rejected = Some(r);
                 }
                 state.errors.push(message.clone());
                 return (Ending::HarnessError, message);

@@ -3,8 +3,8 @@
 //! reference harness writes, field order included, so that a loaded file
 //! re-serializes byte for byte (see `jsnum::to_json_bytes`).
 //!
-//! vaultbench's own additions (`interrupted`, `shard`, `task_filter`, a
-//! run's `endReason`) are optional and omitted when unset, so files without
+//! vaultbench's own additions (`interrupted`, `shard`, `task_filter`,
+//! `offline_judge`, a task's `content_hash`, a run's `endReason`) are optional and omitted when unset, so files without
 //! them keep that shape.
 
 use std::fmt;
@@ -53,6 +53,11 @@ pub struct ResultFile {
     /// The `--task` prefix when only part of the suite ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_filter: Option<String>,
+    /// Judge verdicts were replayed offline from the labels recorded for the
+    /// reference answers (`run --provider reference` without a judge), not
+    /// asked of a model: a self-check of the pipeline, never a measurement.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub offline_judge: bool,
     pub tasks: Vec<TaskResult>,
     pub aggregate: Aggregate,
 }
@@ -67,6 +72,11 @@ pub struct TaskResult {
     pub id: String,
     pub difficulty: Option<Tier>,
     pub category: Option<String>,
+    /// What the task was when it ran: `sha256:...` of its definition,
+    /// fixture and setup files (`suite::hash`). vaultbench's own; absent
+    /// from the reference harness's files, which keep their shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
     pub n_runs: u32,
     pub passed_count: u32,
     pub solved_count: u32,

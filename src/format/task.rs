@@ -76,6 +76,14 @@ impl Task {
     pub fn has_judge_matcher(&self) -> bool {
         self.output_matchers.iter().any(|m| matches!(m, Matcher::Judge { .. }))
     }
+
+    /// The criteria of the task's judge matchers, in order.
+    pub fn judge_criteria(&self) -> impl Iterator<Item = &str> {
+        self.output_matchers.iter().filter_map(|m| match m {
+            Matcher::Judge { criteria } => Some(criteria.as_str()),
+            _ => None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -144,11 +152,25 @@ pub enum VaultAssertion {
         path: String,
         fixture: String,
     },
+    /// A vaultbench extension: every file of the vault outside `except` is
+    /// byte for byte as the run found it, none was removed and none added.
+    NothingElseChanged {
+        #[serde(default)]
+        except: Vec<String>,
+    },
 }
 
-pub const ASSERTION_TYPES: &[&str] =
-    &["fileExists", "fileAbsent", "fileContains", "fileLacks", "fileMatches", "frontmatterEquals", "fileUnchanged"];
-pub const ASSERTION_FIELDS: &[&str] = &["type", "path", "value", "flags", "key", "fixture"];
+pub const ASSERTION_TYPES: &[&str] = &[
+    "fileExists",
+    "fileAbsent",
+    "fileContains",
+    "fileLacks",
+    "fileMatches",
+    "frontmatterEquals",
+    "fileUnchanged",
+    "nothingElseChanged",
+];
+pub const ASSERTION_FIELDS: &[&str] = &["type", "path", "value", "flags", "key", "fixture", "except"];
 
 impl VaultAssertion {
     /// The assertion's `type` as written in task files.
@@ -161,11 +183,14 @@ impl VaultAssertion {
             Self::FileMatches { .. } => "fileMatches",
             Self::FrontmatterEquals { .. } => "frontmatterEquals",
             Self::FileUnchanged { .. } => "fileUnchanged",
+            Self::NothingElseChanged { .. } => "nothingElseChanged",
         }
     }
 
+    /// The file the assertion is about; empty for one about the whole vault.
     pub fn path(&self) -> &str {
         match self {
+            Self::NothingElseChanged { .. } => "",
             Self::FileExists { path }
             | Self::FileAbsent { path }
             | Self::FileContains { path, .. }

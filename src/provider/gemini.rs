@@ -71,6 +71,8 @@ impl GeminiConfig {
 pub struct Gemini {
     model: String,
     url: String,
+    /// `models.list`.
+    models_url: String,
     http: Transport,
     ids: CallIds,
 }
@@ -88,7 +90,8 @@ impl Gemini {
         let liveness = format!("{base}/v1beta/models/{model}");
         let key = Header { name: "x-goog-api-key", value: config.api_key.clone(), secret: true };
         let http = Transport::new("gemini", &config.limits, vec![key], liveness, vec![config.api_key])?;
-        Ok(Gemini { model, url, http, ids: CallIds::default() })
+        let models_url = format!("{base}/v1beta/models?pageSize=1000");
+        Ok(Gemini { model, url, models_url, http, ids: CallIds::default() })
     }
 
     async fn call(&self, request: ChatRequest<'_>) -> Result<ModelReply, ModelError> {
@@ -118,6 +121,16 @@ impl Model for Gemini {
 
     fn quota(&self) -> Option<std::sync::Arc<super::quota::Quota>> {
         Some(self.http.quota())
+    }
+
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        Box::pin(async {
+            let answer = self.http.get_json(&self.models_url).await?;
+            Ok(super::wire::strings_at(&answer["models"], "name")
+                .into_iter()
+                .map(|n| n.trim_start_matches("models/").to_string())
+                .collect())
+        })
     }
 }
 

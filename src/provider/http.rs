@@ -49,7 +49,7 @@ use serde_json::Value;
 
 use super::quota::{self, Quota};
 use super::secrets::Secrets;
-use super::{ModelError, ModelReply};
+use super::{ModelError, ModelReply, Rejected, Rejection};
 use crate::limits::{LONGEST_OUTSIDE_WAIT, Limits, deadline_after, seconds_from_outside};
 
 /// Most characters of a server's error text kept in a message.
@@ -207,6 +207,11 @@ impl Transport {
         self.quota.clone()
     }
 
+    /// How long a model may take to start answering (`http_timeout`).
+    pub(crate) fn http_timeout(&self) -> Duration {
+        self.limits.http_timeout
+    }
+
     /// POST `body` as JSON to `url` and return the JSON answer, scrubbed of
     /// keys. `deadline` is the run's: see the module docs for what happens
     /// when it passes during the call.
@@ -237,6 +242,48 @@ impl Transport {
             (_, None) => drop(permit),
         }
         result
+    }
+
+    /// GET `url` and return its JSON answer, scrubbed of keys: the server's
+    /// lists (its models, the models it has loaded), which cost nothing and
+    /// wait for no quota. Held to the same caps as a model's answer.
+    pub(crate) async fn get_json(&self, url: &str) -> Result<Value, ModelError> {
+        let sent = Instant::now();
+        let request = self.client.get(url).headers(self.headers.clone()).send();
+        let mut response = match within(request, deadline_after(sent, self.limits.http_timeout), None).await {
+            Waited::Done(Ok(response)) => response,
+            Waited::Done(Err(e)) => return Err(self.send_error(url, &e)),
+            Waited::Limit | Waited::RunDeadline => {
+                return Err(self.transient(format!(
+                    "no answer from {} within {} s",
+                    without_query(url),
+                    self.limits.http_timeout.as_secs_f64()
+                )));
+            }
+        };
+        let status = response.status();
+        let text = self.read_body(&mut response, url, status, None).await?;
+        if !status.is_success() {
+            return Err(self.status_error(status, &self.scrub(&text), None));
+        }
+        if json_items(text.as_bytes()) > self.limits.max_response_items {
+            return Err(ModelError::Fatal(format!(
+                "{}: the answer from {} holds more than {} JSON items (max_response_items); not reading it",
+                self.provider,
+                without_query(url),
+                self.limits.max_response_items
+            )));
+        }
+        let mut value: Value = serde_json::from_str(&text).map_err(|e| {
+            ModelError::Fatal(self.scrub(&format!(
+                "{}: the answer from {} is not JSON ({e}): {}",
+                self.provider,
+                without_query(url),
+                preview(&text)
+            )))
+        })?;
+        self.secrets.scrub_value(&mut value);
+        Ok(value)
     }
 
     /// One POST of `bytes`; `heard` receives the answer's rate-limit
@@ -470,7 +517,11 @@ impl Transport {
     fn status_error(&self, status: StatusCode, body: &str, retry_after: Option<Duration>) -> ModelError {
         let message = error_text(body);
         let retry_after = retry_after.or_else(|| google_retry_delay(body));
-        self.classify(Some(status), &message, retry_after)
+        let error = self.classify(Some(status), &message, retry_after);
+        match (error, rejection(status, body)) {
+            (ModelError::Fatal(message), Some(rejection)) => ModelError::Rejected(Rejected { rejection, message }),
+            (error, _) => error,
+        }
     }
 
     fn classify(&self, status: Option<StatusCode>, message: &str, retry_after: Option<Duration>) -> ModelError {
@@ -581,6 +632,46 @@ pub(crate) fn error_text(body: &str) -> String {
     let text = from_json.unwrap_or_else(|| body.to_string());
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if text.is_empty() { "(empty body)".to_string() } else { truncate(&text, ERROR_TEXT_LIMIT) }
+}
+
+/// Whether an error answer is a refusal no retry can change, and which,
+/// from the status and the error body as the providers document them:
+/// Gemini's `{"error": {"code", "message", "status", "details": [{"reason"}]}}`
+/// (400 `INVALID_ARGUMENT` or `FAILED_PRECONDITION`, reason
+/// `API_KEY_INVALID`; 403 `PERMISSION_DENIED`; 404 `NOT_FOUND`), OpenAI's
+/// `{"error": {"message", "type", "code"}}` (`invalid_api_key`,
+/// `model_not_found`, `invalid_request_error`), Ollama's `{"error": "..."}`
+/// (404 for a model it has not pulled). `None`: some other failure, still
+/// fatal for the call but not a reason to stop a sweep.
+pub(crate) fn rejection(status: StatusCode, body: &str) -> Option<Rejection> {
+    let value: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let error = &value["error"];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_ascii_lowercase();
+    let code = text(&error["code"]);
+    let kind = text(&error["status"]);
+    let reasons: Vec<String> =
+        error["details"].as_array().map(|d| d.iter().map(|x| text(&x["reason"])).collect()).unwrap_or_default();
+    let message = match error {
+        Value::String(s) => s.to_ascii_lowercase(),
+        _ => text(&error["message"]),
+    };
+    if status == StatusCode::UNAUTHORIZED || code == "invalid_api_key" || reasons.iter().any(|r| r == "api_key_invalid")
+    {
+        return Some(Rejection::Unauthorized);
+    }
+    if status == StatusCode::FORBIDDEN || kind == "permission_denied" || kind == "failed_precondition" {
+        return Some(Rejection::Forbidden);
+    }
+    if status == StatusCode::NOT_FOUND
+        || code == "model_not_found"
+        || (message.contains("model") && message.contains("not found"))
+    {
+        return Some(Rejection::UnknownModel);
+    }
+    if status == StatusCode::BAD_REQUEST || status == StatusCode::UNPROCESSABLE_ENTITY {
+        return Some(Rejection::InvalidArgument);
+    }
+    None
 }
 
 /// The start of a body, for messages about unreadable answers.
@@ -724,6 +815,63 @@ mod tests {
         assert_eq!(error_text("  <html>\n  oops </html> "), "<html> oops </html>");
         assert_eq!(error_text(""), "(empty body)");
         assert!(error_text(&"x".repeat(5000)).ends_with('…'));
+    }
+
+    #[test]
+    fn refusals_for_good_are_read_from_status_and_body() {
+        let gemini_key = r#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.",
+            "status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo",
+            "reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}"#;
+        let cases = [
+            (400, gemini_key, Some(Rejection::Unauthorized)),
+            (
+                400,
+                r#"{"error":{"code":400,"message":"Invalid JSON payload","status":"INVALID_ARGUMENT"}}"#,
+                Some(Rejection::InvalidArgument),
+            ),
+            (
+                400,
+                r#"{"error":{"code":400,"message":"User location is not supported","status":"FAILED_PRECONDITION"}}"#,
+                Some(Rejection::Forbidden),
+            ),
+            (
+                403,
+                r#"{"error":{"code":403,"message":"denied","status":"PERMISSION_DENIED"}}"#,
+                Some(Rejection::Forbidden),
+            ),
+            (
+                404,
+                r#"{"error":{"code":404,"message":"models/gemini-2.5-flsh is not found for API version v1beta","status":"NOT_FOUND"}}"#,
+                Some(Rejection::UnknownModel),
+            ),
+            (
+                401,
+                r#"{"error":{"message":"Incorrect API key provided: sk-b***","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#,
+                Some(Rejection::Unauthorized),
+            ),
+            (
+                404,
+                r#"{"error":{"message":"The model `gpt-x` does not exist","type":"invalid_request_error","code":"model_not_found"}}"#,
+                Some(Rejection::UnknownModel),
+            ),
+            (
+                400,
+                r#"{"error":{"message":"bad tools","type":"invalid_request_error","code":null}}"#,
+                Some(Rejection::InvalidArgument),
+            ),
+            (404, r#"{"error":"model \"llama9\" not found, try pulling it first"}"#, Some(Rejection::UnknownModel)),
+            (
+                400,
+                r#"{"error":"registry.ollama.ai/library/x does not support tools"}"#,
+                Some(Rejection::InvalidArgument),
+            ),
+            (422, "not json at all", Some(Rejection::InvalidArgument)),
+            (413, "too large", None),
+            (409, r#"{"error":"conflict"}"#, None),
+        ];
+        for (status, body, expected) in cases {
+            assert_eq!(rejection(StatusCode::from_u16(status).unwrap(), body), expected, "{status} {body}");
+        }
     }
 
     #[test]

@@ -149,6 +149,63 @@ pub enum ModelError {
     /// harness fault: the run timed out, as it would between calls.
     #[error("{0}")]
     OutOfTime(String),
+    /// The server refused the request for a reason no retry and no other
+    /// task can change (a bad key, a model it does not know): a harness
+    /// error for the run, and a sweep that meets the same one a few times
+    /// stops (see `sweep`).
+    #[error("{}", .0.message)]
+    Rejected(Rejected),
+}
+
+/// Why a server refused a request for good, read from its status and its
+/// error body as each provider documents them (see `http`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rejection {
+    /// The key is missing, wrong or revoked (HTTP 401; Gemini's 400 with
+    /// reason `API_KEY_INVALID`; OpenAI's `invalid_api_key`).
+    Unauthorized,
+    /// The key is valid but not allowed this (HTTP 403; Gemini's
+    /// `PERMISSION_DENIED`, `FAILED_PRECONDITION` for billing or region).
+    Forbidden,
+    /// The server does not know the model (HTTP 404; OpenAI's
+    /// `model_not_found`; Ollama's "model not found, try pulling it").
+    UnknownModel,
+    /// The server rejects the request as vaultbench sends it (HTTP 400
+    /// `INVALID_ARGUMENT`, `invalid_request_error`, 422).
+    InvalidArgument,
+}
+
+/// A refusal with the server's own words (keys scrubbed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    pub rejection: Rejection,
+    /// `provider: HTTP status: the server's message`.
+    pub message: String,
+}
+
+impl Rejection {
+    /// What to do about it, for `provider`.
+    pub fn advice(self, provider: &str) -> String {
+        let key = match provider {
+            "gemini" => "GEMINI_API_KEY (https://aistudio.google.com/apikey)",
+            "openai" => "OPENAI_API_KEY",
+            _ => "the server's API key",
+        };
+        match self {
+            Rejection::Unauthorized => format!("check {key}: the server does not accept it"),
+            Rejection::Forbidden => format!(
+                "the key ({key}) is valid but may not use this model or API: check the project's access, billing and region"
+            ),
+            Rejection::UnknownModel => match provider {
+                "ollama" => "check --model against `ollama list`, or pull it first (`ollama pull MODEL`)".into(),
+                "openai" => "check --model against the server's /v1/models, and OPENAI_BASE_URL".into(),
+                _ => "check --model against the provider's model list".into(),
+            },
+            Rejection::InvalidArgument => "the server rejects the request as vaultbench sends it for this model: \
+                 check that the model supports function calling, and --max-output-tokens"
+                .into(),
+        }
+    }
 }
 
 /// A model under test (or a judge), reached through its provider's protocol.
@@ -164,6 +221,51 @@ pub trait Model: Send + Sync {
     fn quota(&self) -> Option<Arc<quota::Quota>> {
         None
     }
+    /// The model ids the server offers (Gemini `models.list`, OpenAI
+    /// `/v1/models`, Ollama `/api/tags`), to suggest near ones for an id it
+    /// does not know. Default: none.
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    /// Whether the model runs on a local server that loads it on first use,
+    /// so a sweep warms it up before the first timed run (see [`warm_up`]).
+    fn loads_on_first_use(&self) -> bool {
+        false
+    }
+    /// Unload the other models the server holds in memory, waiting until
+    /// they are gone; the names unloaded. Default: nothing to unload.
+    fn unload_others(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+}
+
+/// What warming a model up did: models unloaded first, and how long the
+/// throwaway generation that loaded it took (never counted in any run).
+#[derive(Debug, Clone)]
+pub struct WarmUp {
+    pub unloaded: Vec<String>,
+    pub took: Duration,
+}
+
+/// Load `model` the way the reference harness does before its first timed
+/// task: unload the server's other resident models (so a sweep of several
+/// models never holds two at once), then one throwaway generation of a
+/// single token, whose answer is dropped.
+pub async fn warm_up(model: &dyn Model) -> Result<WarmUp, ModelError> {
+    let unloaded = model.unload_others().await?;
+    let started = Instant::now();
+    let messages = [Message::User { text: "Reply with the word OK.".into() }];
+    let request = ChatRequest {
+        system: "",
+        messages: &messages,
+        tools: &[],
+        // The server's defaults: some models refuse a temperature.
+        temperature: None,
+        max_output_tokens: Some(1),
+        deadline: None,
+    };
+    model.chat(request).await?;
+    Ok(WarmUp { unloaded, took: started.elapsed() })
 }
 
 /// Where a sweep gets the model for each run. HTTP providers hand out one
@@ -182,6 +284,15 @@ pub trait ModelSource: Send + Sync {
     fn quota(&self) -> Option<Arc<quota::Quota>> {
         None
     }
+    /// See [`Model::list_models`].
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+    /// Warm the model up before the first timed run (see [`warm_up`]);
+    /// `None` when it needs none (hosted APIs, replayed trajectories).
+    fn warm_up(&self) -> BoxFuture<'_, Option<Result<WarmUp, ModelError>>> {
+        Box::pin(async { None })
+    }
 }
 
 /// One model for every task.
@@ -199,6 +310,12 @@ impl ModelSource for Shared {
     }
     fn quota(&self) -> Option<Arc<quota::Quota>> {
         self.0.quota()
+    }
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        self.0.list_models()
+    }
+    fn warm_up(&self) -> BoxFuture<'_, Option<Result<WarmUp, ModelError>>> {
+        Box::pin(async { if self.0.loads_on_first_use() { Some(warm_up(self.0.as_ref()).await) } else { None } })
     }
 }
 
@@ -221,6 +338,25 @@ pub struct Overrides {
 
 /// The providers this build knows.
 pub const PROVIDERS: &[&str] = &["gemini", "ollama", "openai", "reference"];
+
+/// What `run --help` says about each provider and the environment it reads.
+pub fn environment_help() -> String {
+    format!(
+        "Providers (--provider): {}.\n  \
+         gemini     Google's Gemini API. GEMINI_API_KEY (required), GEMINI_BASE_URL (default {}).\n  \
+         ollama     Ollama's /api/chat. OLLAMA_HOST (default {}).\n  \
+         openai     any OpenAI-compatible /v1/chat/completions (llama.cpp, vLLM, LM Studio...). \
+         OPENAI_BASE_URL (required), OPENAI_API_KEY (optional).\n  \
+         reference  replays <suite>/references/<task>.json offline; no network, no key.\n\n\
+         The judge of `judge` matchers: EVAL_JUDGE_PROVIDER (default gemini), EVAL_JUDGE_MODEL (default {}), \
+         EVAL_JUDGE_API_KEY (falls back to GEMINI_API_KEY), EVAL_JUDGE_BASE_URL. With the reference provider \
+         and no judge configured, the offline reference judge replays the verdicts recorded for the references.",
+        PROVIDERS.join(", "),
+        gemini::DEFAULT_BASE_URL,
+        ollama::DEFAULT_HOST,
+        crate::judge::DEFAULT_MODEL,
+    )
+}
 
 /// The providers reached over HTTP.
 pub const HTTP_PROVIDERS: &[&str] = &["gemini", "ollama", "openai"];

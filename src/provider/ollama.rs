@@ -48,6 +48,8 @@ impl OllamaConfig {
 pub struct Ollama {
     model: String,
     url: String,
+    /// `/api`: tags, ps and generate live beside chat.
+    api: String,
     http: Transport,
     ids: CallIds,
 }
@@ -60,6 +62,7 @@ impl Ollama {
         Ok(Ollama {
             model: config.model.trim().to_string(),
             url: format!("{api}/chat"),
+            api: api.clone(),
             // The version: Ollama's cheapest endpoint, answered while a model works.
             http: Transport::new("ollama", &config.limits, vec![], format!("{api}/version"), vec![])?,
             ids: CallIds::default(),
@@ -92,6 +95,65 @@ impl Model for Ollama {
 
     fn quota(&self) -> Option<std::sync::Arc<super::quota::Quota>> {
         Some(self.http.quota())
+    }
+
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        Box::pin(async {
+            let answer = self.http.get_json(&format!("{}/tags", self.api)).await?;
+            Ok(wire::strings_at(&answer["models"], "name"))
+        })
+    }
+
+    fn loads_on_first_use(&self) -> bool {
+        true
+    }
+
+    fn unload_others(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        Box::pin(self.unload_resident())
+    }
+}
+
+/// How often the loaded models are asked for while waiting for an unload.
+const UNLOAD_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+impl Ollama {
+    /// The models Ollama holds in memory now (`GET /api/ps`).
+    async fn resident(&self) -> Result<Vec<String>, ModelError> {
+        let answer = self.http.get_json(&format!("{}/ps", self.api)).await?;
+        Ok(wire::strings_at(&answer["models"], "name"))
+    }
+
+    /// Whether `name` (as `/api/ps` lists it) is the model under test:
+    /// `gemma4` and `gemma4:latest` are one model.
+    fn is_target(&self, name: &str) -> bool {
+        let tagged = |n: &str| if n.contains(':') { n.to_string() } else { format!("{n}:latest") };
+        tagged(name) == tagged(&self.model)
+    }
+
+    /// Unload every resident model but the one under test (a generate
+    /// request with `keep_alive: 0`, as Ollama's API documents), then poll
+    /// `/api/ps` until they are gone, for at most the HTTP timeout.
+    async fn unload_resident(&self) -> Result<Vec<String>, ModelError> {
+        let others: Vec<String> = self.resident().await?.into_iter().filter(|n| !self.is_target(n)).collect();
+        for name in &others {
+            let body = json!({ "model": name, "keep_alive": 0 });
+            self.http.post_json(&format!("{}/generate", self.api), &body, None).await?;
+        }
+        let give_up = std::time::Instant::now() + self.http.http_timeout();
+        loop {
+            let still: Vec<String> = self.resident().await?.into_iter().filter(|n| others.contains(n)).collect();
+            if still.is_empty() {
+                return Ok(others);
+            }
+            if std::time::Instant::now() >= give_up {
+                return Err(ModelError::Fatal(format!(
+                    "ollama: {} still loaded after asking to unload {}",
+                    still.join(", "),
+                    if still.len() == 1 { "it" } else { "them" }
+                )));
+            }
+            tokio::time::sleep(UNLOAD_POLL).await;
+        }
     }
 }
 

@@ -70,6 +70,8 @@ impl OpenAiConfig {
 pub struct OpenAi {
     model: String,
     url: String,
+    /// `/v1/models`.
+    models_url: String,
     http: Transport,
     ids: CallIds,
     /// Set once the server has reported a cache figure; many never do.
@@ -97,6 +99,7 @@ impl OpenAi {
         Ok(OpenAi {
             model: config.model.trim().to_string(),
             url: format!("{v1}/chat/completions"),
+            models_url: format!("{v1}/models"),
             http: Transport::new("openai", &config.limits, headers, liveness, secrets)?,
             ids: CallIds::default(),
             saw_cache: AtomicBool::new(false),
@@ -137,6 +140,19 @@ impl Model for OpenAi {
 
     fn quota(&self) -> Option<std::sync::Arc<super::quota::Quota>> {
         Some(self.http.quota())
+    }
+
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        Box::pin(async {
+            let answer = self.http.get_json(&self.models_url).await?;
+            Ok(wire::strings_at(&answer["data"], "id"))
+        })
+    }
+
+    /// llama.cpp, vLLM and LM Studio load (or compile) the model on its
+    /// first request.
+    fn loads_on_first_use(&self) -> bool {
+        true
     }
 }
 

@@ -93,6 +93,8 @@ impl Retrying {
             attempt += 1;
             let (message, retry_after, refused) = match self.inner.chat(request).await {
                 Ok(reply) => return Ok(reply),
+                // A refusal for good reads the same on any attempt (a sweep counts identical ones).
+                Err(e @ ModelError::Rejected(_)) => return Err(e),
                 Err(ModelError::Fatal(m)) if attempt == 1 => return Err(ModelError::Fatal(m)),
                 Err(ModelError::Fatal(m)) => {
                     return Err(ModelError::Fatal(format!("{m} (on attempt {attempt}, after transient errors)")));
@@ -186,6 +188,18 @@ impl Model for Retrying {
 
     fn quota(&self) -> Option<Arc<super::quota::Quota>> {
         self.inner.quota()
+    }
+
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        self.inner.list_models()
+    }
+
+    fn loads_on_first_use(&self) -> bool {
+        self.inner.loads_on_first_use()
+    }
+
+    fn unload_others(&self) -> BoxFuture<'_, Result<Vec<String>, ModelError>> {
+        self.inner.unload_others()
     }
 }
 

@@ -119,6 +119,14 @@ pub(crate) fn result_text(content: &Value) -> String {
     }
 }
 
+/// The string field `key` of each object in the array `list` (a server's
+/// list of models); anything else is passed over.
+pub(crate) fn strings_at(list: &Value, key: &str) -> Vec<String> {
+    list.as_array()
+        .map(|items| items.iter().filter_map(|i| i[key].as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

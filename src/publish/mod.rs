@@ -20,6 +20,7 @@ pub mod model;
 pub mod render;
 mod serve;
 pub mod site;
+pub mod view;
 pub mod watch;
 pub mod write;
 

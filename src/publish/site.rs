@@ -334,6 +334,46 @@ impl Site {
         })
     }
 
+    /// The site of `vaultbench view`: no docs folder, but `home` as its home
+    /// page (Markdown), and as its baselines the given ones with their
+    /// transcripts (a result being looked at and the baseline it would
+    /// replace); the suite and templates of `options`. Every later stage is
+    /// the one a `publish` build runs.
+    pub fn for_view(
+        options: PublishOptions,
+        title: String,
+        home: String,
+        baselines: Vec<(Baseline, Result<Transcripts, String>)>,
+    ) -> Result<Site> {
+        let config = SiteConfig { title, last_updated: false, ..SiteConfig::default() };
+        let (suite, suite_warnings) = load_suite(&options.suite);
+        let templates = templates::load(&options.templates)?;
+        let home_file = options.docs.join("index.md");
+        let mut content = Content::default();
+        content.pages.push(content::page_from_text(&home_file, "index.md".into(), &home)?);
+        let mut evidence = HashMap::new();
+        let mut kept = Vec::new();
+        for (baseline, transcripts) in baselines {
+            evidence.insert(baseline.stem.clone(), transcripts);
+            kept.push(baseline);
+        }
+        Ok(Site {
+            options,
+            config,
+            templates,
+            content,
+            baselines: kept,
+            baseline_warnings: Vec::new(),
+            evidence,
+            suite,
+            suite_warnings,
+            dates: Dates::new(),
+            kept: Mutex::new(None),
+            stamps: write::Stamps::default(),
+            derived: results::Derived::default(),
+        })
+    }
+
     /// Keep the task, transcript and pair pages of each build for the next:
     /// a rebuild renders only those whose data changed. For `--watch`; a
     /// one-off build renders every page and keeps none.
@@ -377,66 +417,200 @@ impl Site {
         Ok(written)
     }
 
-    /// Render every page. Errors (a template or page that cannot be
-    /// rendered) are all collected and returned together.
+    /// Render every page, in named stages: the results data, the list of
+    /// generated pages (the one list of them), the claim of every output
+    /// path, the docs pages, the navigation, every page through its
+    /// template with the search index and sitemap, and the files copied as
+    /// they are. Errors (a template or page that cannot be rendered) are all
+    /// collected and returned together.
     pub fn render(&mut self) -> Result<Built> {
-        let mut warnings: Vec<Warning> = Vec::new();
+        let mut warnings = self.load_warnings();
+        let results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence, &mut self.derived);
+        let clean = self.config.clean_urls;
+        // Where the site title in the header leads.
+        let home_url = if self.content.pages.iter().any(|p| p.rel == "index.md") { "index.html" } else { RESULTS_PAGE };
+        self.begin_templates(&results, home_url);
+        let (generated, mut files) = self.generated_pages(&results);
+        let claimed =
+            claim_outputs(&self.content, &self.templates.static_files, clean, &generated, &files, &mut warnings);
+        let index = self.site_index(&generated);
+        let rendered = self.render_docs(&claimed.pages, &index, &mut warnings)?;
+        let (nav, order) = navigation(&rendered, &self.config.title);
+        self.templates.tera.global_context().insert("nav", &nav);
+        let generated_count = generated.len() - 1; // the 404 page is not counted
+        let outgoing: Vec<Outgoing> = docs_pages(&rendered).chain(generated).collect();
+        let shared = || self.shared_digest(&results, &nav, home_url);
+        files.extend(self.render_outgoing(&outgoing, &order, shared)?);
+        let assets = copied_files(&claimed, &mut files);
+        Ok(Built {
+            files,
+            warnings,
+            pages: rendered.len(),
+            generated: generated_count,
+            assets,
+            baselines: self.baselines.len(),
+        })
+    }
+
+    /// What loading found wrong, in the order of the inputs.
+    fn load_warnings(&self) -> Vec<Warning> {
+        let mut warnings = Vec::new();
         warnings.extend(self.baseline_warnings.iter().cloned());
         warnings.extend(self.content.warnings.iter().cloned());
         warnings.extend(self.templates.warnings.iter().cloned());
         warnings.extend(self.suite_warnings.iter().cloned());
-        let results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence, &mut self.derived);
-        let clean = self.config.clean_urls;
+        warnings
+    }
 
-        // Where the site title in the header leads.
-        let home_url = if self.content.pages.iter().any(|p| p.rel == "index.md") { "index.html" } else { RESULTS_PAGE };
-        // Data every template sees; the generated fragments render from it on demand.
-        {
-            let global = self.templates.tera.global_context();
-            global.insert("site", &self.config);
-            global.insert("results", &results);
-            global.insert("suite", &self.suite);
-            global.insert("clean_urls", &clean);
-            // Where the site title in the header leads.
-            global.insert("home_url", home_url);
-        }
+    /// The data every template sees; the generated fragments render from it
+    /// on demand.
+    fn begin_templates(&mut self, results: &results::ResultsView, home_url: &str) {
+        let global = self.templates.tera.global_context();
+        global.insert("site", &self.config);
+        global.insert("results", results);
+        global.insert("suite", &self.suite);
+        global.insert("clean_urls", &self.config.clean_urls);
+        global.insert("home_url", home_url);
         self.templates.fragments.begin_build(self.templates.tera.clone());
+    }
 
-        let generated: Vec<String> =
-            [RESULTS_PAGE, MATRIX_PAGE, CATALOG_PAGE, compare::INDEX_PAGE]
-                .into_iter()
-                .map(String::from)
-                .chain(results.rows.iter().map(|r| r.page.clone()))
-                .chain(results.task_pages.iter().flat_map(|t| {
-                    std::iter::once(t.url.clone()).chain(t.transcripts.iter().map(|(url, _)| url.clone()))
-                }))
-                .chain(results.pairs.iter().map(|p| p.url.clone()))
-                .collect();
-        let index = SiteIndex {
+    /// Every generated page, in the order of the site (the listings, each
+    /// baseline with its task and transcript pages, the comparisons, the 404
+    /// page), and the files they bring: each baseline's evidence archive,
+    /// offered for download. Task pages are searched by their titles only
+    /// (their templates mark the rest `data-search-skip`); transcripts, pairs
+    /// and the 404 page not at all.
+    fn generated_pages<'r>(&self, results: &'r results::ResultsView) -> (Vec<Outgoing<'r>>, Vec<OutFile>) {
+        let clean = self.config.clean_urls;
+        let mut pages = Vec::new();
+        let mut files = Vec::new();
+        for (url, template, title, description) in [
+            (RESULTS_PAGE, "results.html", "Results", RESULTS_DESCRIPTION),
+            (MATRIX_PAGE, "matrix.html", "Task matrix", MATRIX_DESCRIPTION),
+            (CATALOG_PAGE, "catalog.html", "Task catalog", CATALOG_DESCRIPTION),
+            (compare::INDEX_PAGE, "compare.html", "Compare two models", COMPARE_DESCRIPTION),
+        ] {
+            pages.push(Outgoing {
+                url: url.into(),
+                template,
+                title: title.into(),
+                levels: OutlineLevels::default(),
+                searched: true,
+                source: Source::Listing { description },
+            });
+        }
+        for view in &results.pages {
+            let title = format!("{} ({})", view.row.model, view.row.provider);
+            let description = format!(
+                "{} on {}: solve^k {}, pass^k {} over {} tasks, k = {}.",
+                view.row.model, view.row.provider, view.row.solve_k, view.row.pass_k, view.row.tasks, view.row.k
+            );
+            let url = view.row.page.as_str();
+            let archive = self
+                .baselines
+                .iter()
+                .find(|b| b.path == view.path)
+                .and_then(|b| baselines::evidence_archive(&self.options.baselines, b)?.ok());
+            let mut evidence = None;
+            if let Some((archive, meta)) = archive.and_then(|a| std::fs::metadata(&a).ok().map(|m| (a, m))) {
+                let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
+                let href = url::href(&url::relative_from(&url::output_path(url, clean), &rel));
+                evidence = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
+                files.push(OutFile { rel, data: OutData::Copy(archive) });
+            }
+            pages.push(Outgoing {
+                url: url.into(),
+                template: "baseline.html",
+                title,
+                levels: OutlineLevels::default(),
+                searched: true,
+                source: Source::Baseline { view, description, evidence },
+            });
+        }
+        for task in &results.task_pages {
+            let title = format!("{} · {} ({})", task.id, task.model, task.provider);
+            let description = format!(
+                "{} runs of task {} by {} on {}: how each ended, every check, the response.",
+                task.runs.len(),
+                task.id,
+                task.model,
+                task.provider
+            );
+            pages.push(Outgoing {
+                url: task.url.clone(),
+                template: "task.html",
+                title,
+                levels: OutlineLevels { min: 7, max: 7 },
+                searched: true,
+                source: Source::Task { task, description },
+            });
+            for (url, transcript) in &task.transcripts {
+                let Some(run) = task.runs.iter().find(|r| r.transcript.as_deref() == Some(url.as_str())) else {
+                    continue;
+                };
+                pages.push(Outgoing {
+                    url: url.clone(),
+                    template: "transcript.html",
+                    title: format!("Transcript of {} run {} · {} ({})", task.id, run.n, task.model, task.provider),
+                    levels: OutlineLevels { min: 7, max: 7 },
+                    searched: false,
+                    source: Source::Transcript { task, run, transcript },
+                });
+            }
+        }
+        for pair in &results.pairs {
+            pages.push(Outgoing {
+                url: pair.url.clone(),
+                template: "pair.html",
+                title: format!("{} vs {}", pair.a.model, pair.b.model),
+                levels: OutlineLevels { min: 7, max: 7 },
+                searched: false,
+                source: Source::Pair(pair),
+            });
+        }
+        pages.push(Outgoing {
+            url: NOT_FOUND_PAGE.into(),
+            template: "404.html",
+            title: "Page not found".into(),
+            levels: OutlineLevels::default(),
+            searched: false,
+            source: Source::NotFound,
+        });
+        (pages, files)
+    }
+
+    /// What exists on the site, for checking the links of docs pages.
+    fn site_index(&self, generated: &[Outgoing]) -> SiteIndex {
+        SiteIndex {
             pages: self.content.pages.iter().map(|p| p.rel.clone()).collect(),
             outputs: self
                 .content
                 .pages
                 .iter()
                 .map(|p| p.out.clone())
-                .chain(generated.iter().cloned())
+                .chain(generated.iter().map(|p| p.url.clone()))
                 .chain(self.content.assets.iter().map(|a| a.rel.clone()))
                 .chain(self.templates.static_files.iter().map(|f| f.rel().to_string()))
                 .collect(),
             base_path: self.config.base_path.clone(),
-            clean_urls: clean,
-        };
-        let mut errors: Vec<String> = Vec::new();
-        let (pages, assets_kept, statics) =
-            claim_outputs(&self.content, &self.templates.static_files, clean, &generated, &results, &mut warnings);
+            clean_urls: self.config.clean_urls,
+        }
+    }
 
-        // Markdown (after template expressions) to HTML, links resolved;
-        // pages in parallel, since code highlighting dominates.
+    /// Markdown (after template expressions) to HTML with links resolved,
+    /// in parallel since highlighting dominates; then each link to a heading
+    /// is checked against the headings its page turned out to have.
+    fn render_docs<'p>(
+        &self,
+        pages: &[&'p Page],
+        index: &SiteIndex,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<RenderedPage<'p>>> {
+        let mut errors: Vec<String> = Vec::new();
         let mut rendered: Vec<RenderedPage> = Vec::with_capacity(pages.len());
         let mut anchors: HashMap<&str, HashSet<String>> = HashMap::new();
         let mut pending: Vec<(&Page, usize, String, (String, String))> = Vec::new();
-        let this: &Site = self;
-        let done_pages: Vec<PageDone> = pages.par_iter().map(|page| this.render_page(page, &index)).collect();
+        let done_pages: Vec<PageDone> = pages.par_iter().map(|page| self.render_page(page, index)).collect();
         for (page, done) in pages.iter().copied().zip(done_pages) {
             warnings.extend(done.warnings);
             match done.rendered {
@@ -460,147 +634,39 @@ impl Site {
         if !errors.is_empty() {
             return Err(anyhow!("{}", errors.join("\n\n")));
         }
+        Ok(rendered)
+    }
 
-        let (nav, order) = navigation(&rendered, &self.config.title);
-        self.templates.tera.global_context().insert("nav", &nav);
-
-        let mut outgoing: Vec<Outgoing> = Vec::with_capacity(rendered.len() + generated.len() + 1);
-        for r in &rendered {
-            let levels = match r.page.outline {
-                Outline::Hidden => OutlineLevels { min: 7, max: 7 },
-                Outline::Levels(min, max) => OutlineLevels { min, max },
-            };
-            let template = if r.home.is_some() { "home.html" } else { "page.html" };
-            outgoing.push(Outgoing {
-                url: r.page.out.clone(),
-                template,
-                title: r.title.clone(),
-                levels,
-                searched: true,
-                source: Source::Docs(r),
-            });
-        }
-        for (url, template, title, description) in [
-            (RESULTS_PAGE, "results.html", "Results", RESULTS_DESCRIPTION),
-            (MATRIX_PAGE, "matrix.html", "Task matrix", MATRIX_DESCRIPTION),
-            (CATALOG_PAGE, "catalog.html", "Task catalog", CATALOG_DESCRIPTION),
-            (compare::INDEX_PAGE, "compare.html", "Compare two models", COMPARE_DESCRIPTION),
-        ] {
-            outgoing.push(Outgoing {
-                url: url.into(),
-                template,
-                title: title.into(),
-                levels: OutlineLevels::default(),
-                searched: true,
-                source: Source::Listing { description },
-            });
-        }
-        let mut files = Vec::with_capacity(rendered.len() + generated.len() + self.content.assets.len() + 8);
-        for view in &results.pages {
-            let title = format!("{} ({})", view.row.model, view.row.provider);
-            let description = format!(
-                "{} on {}: solve^k {}, pass^k {} over {} tasks, k = {}.",
-                view.row.model, view.row.provider, view.row.solve_k, view.row.pass_k, view.row.tasks, view.row.k
-            );
-            let url = view.row.page.as_str();
-            // The transcripts blessed with the baseline, offered for download:
-            // the archive of the baseline's own run, found by its run id, so a
-            // file left by an interrupted bless is never picked up.
-            let archive = self
-                .baselines
-                .iter()
-                .find(|b| b.path == view.path)
-                .and_then(|b| baselines::evidence_archive(&self.options.baselines, b)?.ok());
-            let mut evidence = None;
-            if let Some((archive, meta)) = archive.and_then(|a| std::fs::metadata(&a).ok().map(|m| (a, m))) {
-                let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
-                let href = url::href(&url::relative_from(&url::output_path(url, clean), &rel));
-                evidence = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
-                files.push(OutFile { rel, data: OutData::Copy(archive) });
-            }
-            outgoing.push(Outgoing {
-                url: url.into(),
-                template: "baseline.html",
-                title,
-                levels: OutlineLevels::default(),
-                searched: true,
-                source: Source::Baseline { view, description, evidence },
-            });
-        }
-        // Below each baseline: a page per task (its runs), a page per run's
-        // transcript; and a page per compared pair. Searched by their titles
-        // only (the templates mark the rest `data-search-skip`); transcripts
-        // and pairs not at all.
-        for task in &results.task_pages {
-            let title = format!("{} · {} ({})", task.id, task.model, task.provider);
-            let description = format!(
-                "{} runs of task {} by {} on {}: how each ended, every check, the response.",
-                task.runs.len(),
-                task.id,
-                task.model,
-                task.provider
-            );
-            outgoing.push(Outgoing {
-                url: task.url.clone(),
-                template: "task.html",
-                title,
-                levels: OutlineLevels { min: 7, max: 7 },
-                searched: true,
-                source: Source::Task { task, description },
-            });
-            for (url, transcript) in &task.transcripts {
-                let Some(run) = task.runs.iter().find(|r| r.transcript.as_deref() == Some(url.as_str())) else {
-                    continue;
-                };
-                outgoing.push(Outgoing {
-                    url: url.clone(),
-                    template: "transcript.html",
-                    title: format!("Transcript of {} run {} · {} ({})", task.id, run.n, task.model, task.provider),
-                    levels: OutlineLevels { min: 7, max: 7 },
-                    searched: false,
-                    source: Source::Transcript { task, run, transcript },
-                });
-            }
-        }
-        for pair in &results.pairs {
-            outgoing.push(Outgoing {
-                url: pair.url.clone(),
-                template: "pair.html",
-                title: format!("{} vs {}", pair.a.model, pair.b.model),
-                levels: OutlineLevels { min: 7, max: 7 },
-                searched: false,
-                source: Source::Pair(pair),
-            });
-        }
-        outgoing.push(Outgoing {
-            url: NOT_FOUND_PAGE.into(),
-            template: "404.html",
-            title: "Page not found".into(),
-            levels: OutlineLevels::default(),
-            searched: false,
-            source: Source::NotFound,
-        });
-
+    /// Every page through its template and the last HTML pass, on every
+    /// core, with the search index and the sitemap made from them. Each
+    /// page's context is built on the thread that renders it: serializing
+    /// the data into Tera's values is a good part of the work. A page kept
+    /// from the last build (`--watch`) whose data did not change is shared,
+    /// not rendered: its HTML goes to the next build's kept pages and to the
+    /// writer as one `Arc`.
+    fn render_outgoing(
+        &self,
+        outgoing: &[Outgoing],
+        order: &[PageLink],
+        shared: impl FnOnce() -> u64,
+    ) -> Result<Vec<OutFile>> {
+        let clean = self.config.clean_urls;
+        let mut files = Vec::with_capacity(outgoing.len() + 2);
         let mut search = SearchIndex::default();
         let mut sitemap = Vec::new();
-        let this: &Site = self;
         let kept = self.kept.lock().expect("kept pages lock").take();
-        let shared = kept.as_ref().map(|_| self.shared_digest(&results, &nav, home_url));
-        // Each page's context is built on the thread that renders it:
-        // serializing the data into Tera's values is a good part of the work.
-        // A page kept from the last build is shared, not copied: its HTML
-        // goes to the next build's kept pages and to the writer as one `Arc`.
+        let shared = kept.as_ref().map(|_| shared());
         let finished_pages: Vec<_> = outgoing
             .par_iter()
             .map(|page| -> Result<(Arc<String>, Vec<html::Section>, _)> {
                 let before = kept.as_ref().and_then(|kept| kept.get(&page.url));
-                let digests = shared.and_then(|shared| this.page_digests(page, shared, before));
+                let digests = shared.and_then(|shared| self.page_digests(page, shared, before));
                 if let Some(same) = before.filter(|b| digests.is_some_and(|(_, data)| data == b.digest)) {
                     return Ok((Arc::clone(&same.html), same.sections.clone(), digests));
                 }
-                let ctx = this.page_context(page, &order);
+                let ctx = self.page_context(page, order);
                 let text = if page.searched { html::Text::Search } else { html::Text::Skip };
-                let finished = this.render_finished(page.template, &ctx, page.levels, text)?;
+                let finished = self.render_finished(page.template, &ctx, page.levels, text)?;
                 Ok((Arc::new(finished.html), finished.sections, digests))
             })
             .collect();
@@ -627,6 +693,7 @@ impl Site {
             };
             files.push(OutFile { rel, data });
         }
+        *self.kept.lock().expect("kept pages lock") = keep;
         files.push(OutFile { rel: search::INDEX_FILE.into(), data: OutData::Bytes(search.to_script().into_bytes()) });
         if let Some(url) = &self.config.url {
             let dates: HashMap<String, &String> =
@@ -634,28 +701,7 @@ impl Site {
             let xml = sitemap_xml(url, &sitemap, clean, &dates);
             files.push(OutFile { rel: SITEMAP_FILE.into(), data: OutData::Bytes(xml.into_bytes()) });
         }
-        let mut assets = 0;
-        for asset in &assets_kept {
-            files.push(OutFile { rel: asset.rel.clone(), data: OutData::Copy(asset.file.clone()) });
-            assets += 1;
-        }
-        for file in &statics {
-            let data = match file {
-                StaticFile::BuiltIn { text, .. } => OutData::Bytes(text.as_bytes().to_vec()),
-                StaticFile::Disk(a) => OutData::Copy(a.file.clone()),
-            };
-            files.push(OutFile { rel: file.rel().to_string(), data });
-            assets += 1;
-        }
-        *self.kept.lock().expect("kept pages lock") = keep;
-        Ok(Built {
-            files,
-            warnings,
-            pages: rendered.len(),
-            generated: generated.len(),
-            assets,
-            baselines: self.baselines.len(),
-        })
+        Ok(files)
     }
 
     /// A digest of what every page shares: the templates, the configuration,
@@ -967,29 +1013,27 @@ fn claim_outputs<'a>(
     content: &'a Content,
     static_files: &'a [StaticFile],
     clean: bool,
-    generated: &[String],
-    results: &results::ResultsView,
+    generated: &[Outgoing],
+    generated_files: &[OutFile],
     warnings: &mut Vec<Warning>,
-) -> (Vec<&'a Page>, Vec<&'a Asset>, Vec<&'a StaticFile>) {
+) -> Claimed<'a> {
     let mut names = Namespace::default();
     let mut collided = |file: &Path, c: Collision| {
         warnings.push(Warning::new(file, format!("{c}; it is left out (rename one of them)")))
     };
     let fixed = [
-        (NOT_FOUND_PAGE.to_string(), "the generated 404 page"),
         (search::INDEX_FILE.to_string(), "the generated search index"),
         (SITEMAP_FILE.to_string(), "the generated sitemap"),
     ];
     for (rel, what) in fixed {
         let _ = names.claim(&rel, what);
     }
-    for out in generated {
-        let _ = names.claim(&url::output_path(out, clean), format!("the generated page {out}"));
+    for page in generated {
+        let rel = if page.url == NOT_FOUND_PAGE { page.url.clone() } else { url::output_path(&page.url, clean) };
+        let _ = names.claim(&rel, format!("the generated page {}", page.url));
     }
-    for view in &results.pages {
-        let url = view.row.page.as_str();
-        let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
-        let _ = names.claim(&rel, format!("the evidence of {}", view.path.display()));
+    for file in generated_files {
+        let _ = names.claim(&file.rel, format!("the generated file {}", file.rel));
     }
     let pages = content
         .pages
@@ -1017,7 +1061,49 @@ fn claim_outputs<'a>(
             }
         })
         .collect();
-    (pages, assets, statics)
+    Claimed { pages, assets, statics }
+}
+
+/// What is left to publish of the sources after [`claim_outputs`].
+struct Claimed<'a> {
+    pages: Vec<&'a Page>,
+    assets: Vec<&'a Asset>,
+    statics: Vec<&'a StaticFile>,
+}
+
+/// The docs pages as pages to render through their templates.
+fn docs_pages<'a>(rendered: &'a [RenderedPage<'a>]) -> impl Iterator<Item = Outgoing<'a>> + 'a {
+    rendered.iter().map(|r| {
+        let levels = match r.page.outline {
+            Outline::Hidden => OutlineLevels { min: 7, max: 7 },
+            Outline::Levels(min, max) => OutlineLevels { min, max },
+        };
+        let template = if r.home.is_some() { "home.html" } else { "page.html" };
+        Outgoing {
+            url: r.page.out.clone(),
+            template,
+            title: r.title.clone(),
+            levels,
+            searched: true,
+            source: Source::Docs(r),
+        }
+    })
+}
+
+/// The docs assets and static files, copied (or written, built in) as they
+/// are; how many.
+fn copied_files(claimed: &Claimed, files: &mut Vec<OutFile>) -> usize {
+    for asset in &claimed.assets {
+        files.push(OutFile { rel: asset.rel.clone(), data: OutData::Copy(asset.file.clone()) });
+    }
+    for file in &claimed.statics {
+        let data = match file {
+            StaticFile::BuiltIn { text, .. } => OutData::Bytes(text.as_bytes().to_vec()),
+            StaticFile::Disk(a) => OutData::Copy(a.file.clone()),
+        };
+        files.push(OutFile { rel: file.rel().to_string(), data });
+    }
+    claimed.assets.len() + claimed.statics.len()
 }
 
 /// Load the suite for the catalog and the suite marks. A suite that does not
@@ -1032,7 +1118,25 @@ fn load_suite(root: &Path) -> (SuiteView, Vec<Warning>) {
         return (SuiteView::empty(folder), Vec::new());
     }
     match Suite::load_catalog(root) {
-        Ok(suite) => (SuiteView::from_tasks(folder, &suite.tasks), Vec::new()),
+        Ok(suite) => {
+            let mut view = SuiteView::from_tasks(folder, &suite.tasks);
+            // What each task is now, to tell the baselines that ran an edited one.
+            let hashes: HashMap<&str, String> = suite
+                .tasks
+                .iter()
+                .filter_map(|t| Some((t.id.as_str(), crate::suite::hash::content_hash(root, t).ok()?)))
+                .collect();
+            // And how each check reads in words, from the task's check source.
+            let mut explainers: HashMap<&str, crate::checks::explain::Explainer> =
+                suite.tasks.par_iter().map(|t| (t.id.as_str(), crate::suite::compile::explainer(root, t))).collect();
+            for task in &mut view.tasks {
+                task.content_hash = hashes.get(task.id.as_str()).cloned();
+                if let Some(explainer) = explainers.remove(task.id.as_str()) {
+                    task.explainer = Arc::new(explainer);
+                }
+            }
+            (view, Vec::new())
+        }
         Err(errors) => {
             let problems: Vec<String> = errors
                 .diagnostics

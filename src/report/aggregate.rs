@@ -53,6 +53,7 @@ pub fn task_result(id: String, difficulty: Option<Tier>, category: Option<String
         id,
         difficulty,
         category,
+        content_hash: None,
         n_runs: n,
         passed_count,
         solved_count,
@@ -149,7 +150,10 @@ pub fn rederive(result: &ResultFile) -> ResultFile {
     let tasks: Vec<TaskResult> = result
         .tasks
         .iter()
-        .map(|t| task_result(t.id.clone(), t.difficulty, t.category.clone(), t.runs.clone()))
+        .map(|t| TaskResult {
+            content_hash: t.content_hash.clone(),
+            ..task_result(t.id.clone(), t.difficulty, t.category.clone(), t.runs.clone())
+        })
         .collect();
     ResultFile { aggregate: aggregate(&tasks), tasks, ..result.clone() }
 }
@@ -162,7 +166,10 @@ pub fn check_figures(result: &mut ResultFile) -> Vec<FieldDiff> {
     let mut derived: Vec<TaskResult> = result
         .tasks
         .iter_mut()
-        .map(|t| task_result(t.id.clone(), t.difficulty, t.category.clone(), std::mem::take(&mut t.runs)))
+        .map(|t| TaskResult {
+            content_hash: t.content_hash.clone(),
+            ..task_result(t.id.clone(), t.difficulty, t.category.clone(), std::mem::take(&mut t.runs))
+        })
         .collect();
     let derived_aggregate = aggregate(&derived);
     for (stored, derived) in result.tasks.iter_mut().zip(&mut derived) {
@@ -174,6 +181,7 @@ pub fn check_figures(result: &mut ResultFile) -> Vec<FieldDiff> {
         model: String::new(),
         provider: String::new(),
         interrupted: false,
+        offline_judge: false,
         shard: None,
         task_filter: None,
         tasks: derived,
@@ -349,6 +357,7 @@ pub(crate) mod tests {
             interrupted: false,
             shard: None,
             task_filter: None,
+            offline_judge: false,
             aggregate: aggregate(std::slice::from_ref(&a)),
             tasks: vec![a],
         };

@@ -60,6 +60,12 @@ pub fn refusals(result: &ResultFile) -> Vec<Refusal> {
     if result.tasks.is_empty() {
         refuse(false, "the result has no tasks".into());
     }
+    if result.offline_judge {
+        refuse(
+            false,
+            "its judge verdicts were replayed offline from the references' labels, not asked of a judge model".into(),
+        );
+    }
     let diffs = aggregate::differences(result, &aggregate::rederive(result));
     if !diffs.is_empty() {
         refuse(
@@ -116,19 +122,62 @@ pub fn refusals(result: &ResultFile) -> Vec<Refusal> {
     out
 }
 
-/// The newest result file in `results_dir` (run ids sort chronologically).
-pub fn latest_result(results_dir: &Path) -> Result<PathBuf> {
+/// How far in the future a run may seem to have started before its clock
+/// is taken to be wrong (machines' clocks drift by seconds, not minutes).
+const CLOCK_SKEW: chrono::TimeDelta = chrono::TimeDelta::minutes(5);
+
+/// The latest result of a folder, and the results passed over because
+/// they say they ran in the future.
+#[derive(Debug)]
+pub struct Latest {
+    pub path: PathBuf,
+    /// (file, its run id): dated after now, so their clock was wrong.
+    pub from_the_future: Vec<(PathBuf, String)>,
+}
+
+/// When a run started, from its id (`2026-05-24T21:42:41.910Z`).
+pub fn run_time(run_id: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::parse_from_rfc3339(run_id).ok().map(|t| t.with_timezone(&chrono::Utc))
+}
+
+/// The result in `results_dir` whose run started last, by the run's own
+/// time (its `run_id`), not by its file's name or date; results dated in the
+/// future are passed over (and listed), as are files that are not results.
+pub fn latest_result(results_dir: &Path) -> Result<Latest> {
+    #[derive(serde::Deserialize)]
+    struct RunIdOnly {
+        run_id: String,
+    }
     let entries = std::fs::read_dir(results_dir)
         .with_context(|| format!("reading {} (no results yet? run `vaultbench run` first)", results_dir.display()))?;
-    let mut files: Vec<PathBuf> = Vec::new();
+    let now = chrono::Utc::now();
+    let mut best: Option<(chrono::DateTime<chrono::Utc>, PathBuf)> = None;
+    let mut from_the_future = Vec::new();
     for entry in entries {
         let path = entry.with_context(|| format!("reading {}", results_dir.display()))?.path();
-        if path.is_file() && path.extension().is_some_and(|e| e == "json") {
-            files.push(path);
+        if !path.is_file() || path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let Ok(RunIdOnly { run_id: id }) = fsio::read_json::<RunIdOnly>(&path) else { continue };
+        let Some(time) = run_time(&id) else { continue };
+        if time > now + CLOCK_SKEW {
+            from_the_future.push((path, id));
+            continue;
+        }
+        if best.as_ref().is_none_or(|(t, p)| (time, &path) > (*t, p)) {
+            best = Some((time, path));
         }
     }
-    files.sort();
-    files.pop().with_context(|| format!("no result files in {}: run `vaultbench run` first", results_dir.display()))
+    from_the_future.sort();
+    match best {
+        Some((_, path)) => Ok(Latest { path, from_the_future }),
+        None if !from_the_future.is_empty() => bail!(
+            "every result in {} is dated in the future ({}): a clock was wrong; name the result to use",
+            results_dir.display(),
+            from_the_future.iter().map(|(_, id)| id.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+        None => bail!("no result files in {}: run `vaultbench run` first", results_dir.display()),
+    }
 }
 
 #[derive(Debug)]
@@ -136,6 +185,13 @@ pub struct Blessed {
     pub baseline_path: PathBuf,
     /// The run id of the baseline this replaced, if there was one.
     pub replaced: Option<String>,
+    /// The baseline this replaced, when it could be read (for the comparison).
+    pub previous: Option<ResultFile>,
+    /// The replaced baseline's content is committed in git (so `git show`
+    /// or `git checkout` brings it back); false when nothing was replaced.
+    pub previous_in_git: bool,
+    /// The result was already the baseline, byte for byte: nothing was written.
+    pub already: bool,
     /// Refusals overridden by `--force`.
     pub forced: Vec<Refusal>,
     pub result: ResultFile,
@@ -164,9 +220,56 @@ pub fn bless(source: &Path, baselines_dir: &Path, force: bool) -> Result<Blessed
     }
     let baseline_path = baselines_dir.join(baseline_file_name(&result.provider, &result.model));
     let lock = baseline_dir::lock(baselines_dir, baseline_dir::LOCK_WAIT)?;
+    let current = std::fs::read(&baseline_path).ok();
+    if current.as_deref() == Some(&bytes[..]) {
+        return Ok(Blessed {
+            replaced: None,
+            previous: None,
+            previous_in_git: false,
+            already: true,
+            forced: Vec::new(),
+            evidence_path: evidence::archive_path(&baseline_path, &result.run_id.0).unwrap_or_default(),
+            evidence: evidence::Archived::default(),
+            kept_earlier_evidence: false,
+            baseline_path,
+            result,
+        });
+    }
+    let previous: Option<ResultFile> = current.as_deref().and_then(|b| {
+        let text = std::str::from_utf8(b).ok()?;
+        fsio::parse_json(text).ok()
+    });
+    if let Some(old) = &previous
+        && let (Some(then), Some(now)) = (run_time(&old.run_id.0), run_time(&result.run_id.0))
+        && now < then
+        && !force
+    {
+        bail!(
+            "refusing to bless {}: it ran at {} but the current baseline {} ran later, at {}: blessing it would \
+             replace a newer measurement with an older one\n(pass --force to bless it anyway)",
+            source.display(),
+            result.run_id,
+            baseline_path.display(),
+            old.run_id
+        );
+    }
+    let mut all = all;
+    if let Some(old) = &previous
+        && let (Some(then), Some(now)) = (run_time(&old.run_id.0), run_time(&result.run_id.0))
+        && now < then
+    {
+        all.push(Refusal {
+            reason: format!("it ran before the baseline it replaces ({} < {})", result.run_id, old.run_id),
+            forceable: true,
+        });
+    }
+    let previous_in_git = current.is_some() && committed_in_git(&baseline_path);
     let done = baseline_dir::replace(&lock, &baseline_path, &bytes, &result, source)?;
     Ok(Blessed {
         baseline_path,
+        previous,
+        previous_in_git,
+        already: false,
         replaced: done.previous,
         forced: all,
         result,
@@ -176,9 +279,36 @@ pub fn bless(source: &Path, baselines_dir: &Path, force: bool) -> Result<Blessed
     })
 }
 
+/// Whether the file at `path`, as it is now, is committed in the git
+/// repository around it: tracked, and the same as in HEAD.
+fn committed_in_git(path: &Path) -> bool {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return false };
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let git = |args: &[&std::ffi::OsStr]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    git(&["ls-files".as_ref(), "--error-unmatch".as_ref(), "--".as_ref(), name])
+        && git(&["diff".as_ref(), "--quiet".as_ref(), "HEAD".as_ref(), "--".as_ref(), name])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_times_are_read_from_run_ids() {
+        let t = run_time("2026-05-24T21:42:41.910Z").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-05-24T21:42:41.910+00:00");
+        assert!(run_time("2099-01-01T00:00:00.000Z").unwrap() > t);
+        assert_eq!(run_time("yesterday"), None);
+    }
 
     #[test]
     fn file_names_replace_unsafe_characters() {

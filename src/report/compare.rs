@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::format::result::{Aggregate, ResultFile, TaskResult};
 use crate::jsnum;
+use crate::report::drift::{Drift, task_drift};
 use crate::stats::paired::{Difference, ExactTest};
 use crate::stats::stratified::Stratified;
 use crate::stats::{self, Paired, Rule, Settings, Verdict, gate};
@@ -176,6 +177,8 @@ pub struct Comparison {
     pub paired: Option<Paired>,
     pub aggregates: Vec<AggregateChange>,
     pub tasks: Vec<TaskChange>,
+    /// The tasks added, removed and edited since the baseline.
+    pub drift: Drift,
 }
 
 impl Comparison {
@@ -354,7 +357,16 @@ pub fn compare(baseline: &ResultFile, current: &ResultFile, rule: Rule) -> Compa
             tasks.push(unpaired(&bt.id, TaskChangeKind::Removed, Some(b_solved), None, Some(b_passed), None));
         }
     }
-    Comparison { baseline: side(baseline), current: side(current), providers_differ, rule, paired, aggregates, tasks }
+    Comparison {
+        baseline: side(baseline),
+        current: side(current),
+        providers_differ,
+        rule,
+        paired,
+        aggregates,
+        tasks,
+        drift: task_drift(baseline, current),
+    }
 }
 
 /// The gate's verdict on pass^k, solve^k or a mean rate. The exact rule
@@ -548,6 +560,10 @@ impl Comparison {
                 self.baseline.provider, self.current.provider
             );
         }
+        let _ = writeln!(s, "\nTasks:");
+        for line in self.drift.to_string().lines() {
+            let _ = writeln!(s, "  {line}");
+        }
         let _ = writeln!(s, "\nAggregates (as stored, over each result's own tasks and k):");
         for a in &self.aggregates {
             if !a.applicable {
@@ -719,10 +735,13 @@ impl Comparison {
                 let _ = writeln!(s, "    {}: {}", t.id, parts.join(", "));
             }
         }
-        let added = self.tasks.iter().filter(|t| t.kind == TaskChangeKind::New).count();
-        let removed = self.tasks.iter().filter(|t| t.kind == TaskChangeKind::Removed).count();
-        if added + removed > 0 {
-            let _ = writeln!(s, "  Task set differs: {added} added, {removed} removed (reported, not flagged)");
+        if !self.drift.is_same() {
+            for line in self.drift.to_string().lines() {
+                let _ = writeln!(s, "  {line}");
+            }
+            if self.drift.moved() {
+                let _ = writeln!(s, "  (Tasks added, removed or edited are reported, not flagged.)");
+            }
         }
         let (noisy_aggregates, noisy_tasks) = self.within_noise();
         let noise = match noisy_aggregates + noisy_tasks {
@@ -783,6 +802,7 @@ mod tests {
             interrupted: false,
             shard: None,
             task_filter: None,
+            offline_judge: false,
             aggregate: aggregate(&tasks),
             tasks,
         }

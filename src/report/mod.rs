@@ -12,6 +12,7 @@ pub mod baseline_dir;
 pub mod bless;
 pub mod calibrate;
 pub mod compare;
+pub mod drift;
 pub mod evidence;
 pub mod judge_skips;
 pub mod rescore;

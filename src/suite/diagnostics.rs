@@ -121,9 +121,36 @@ pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     }
 }
 
+/// Up to `n` of `candidates` near `word`, nearest first: what to suggest
+/// for a mistyped model id (`gemini-2.5-flsh`), where several may fit.
+pub fn nearest<'a>(word: &str, candidates: &[&'a str], n: usize) -> Vec<&'a str> {
+    let lower = word.to_lowercase();
+    let mut scored: Vec<(f64, &str)> = candidates
+        .iter()
+        .filter(|c| **c != word)
+        .map(|c| (strsim::jaro_winkler(&lower, &c.to_lowercase()), *c))
+        .filter(|(score, _)| *score >= 0.85)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(n).map(|(_, c)| c).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_model_ids_come_nearest_first() {
+        let known = ["gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.5-pro", "gpt-4o", "llama3:8b"];
+        assert_eq!(
+            nearest("gemini-2.5-flsh", &known, 3),
+            ["gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.5-pro"]
+        );
+        assert_eq!(nearest("llama3:8", &known, 3), ["llama3:8b"]);
+        assert!(nearest("something-else-entirely", &known, 3).is_empty());
+        assert!(nearest("gpt-4o", &known, 3).is_empty(), "an exact id is not a suggestion for itself");
+    }
 
     #[test]
     fn suggests_the_closest_field() {

@@ -5,9 +5,11 @@
 //! It does not run anything; replaying reference trajectories belongs to the
 //! runner.
 
+pub mod compile;
 pub mod corpus;
 pub mod diagnostics;
 pub mod fixtures;
+pub mod hash;
 mod validate;
 
 use std::collections::HashMap;
@@ -101,6 +103,18 @@ impl Suite {
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|e| e == "json"))
                 .collect(),
+            // The usual cause: vaultbench started outside the project.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let here = std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string());
+                diagnostics.push(Diagnostic::error(
+                    &tasks_dir,
+                    format!("no {} here (in {here})", tasks_dir.display()),
+                    Some(
+                        "run from the project root or pass --suite DIR, the folder holding tasks/ and fixtures/".into(),
+                    ),
+                ));
+                return Err(SuiteErrors { diagnostics });
+            }
             Err(e) => {
                 diagnostics.push(Diagnostic::error(
                     &tasks_dir,

@@ -14,7 +14,7 @@ use crate::format::result::{EndReason, RunMetrics, RunRecord};
 use crate::format::task::{Task, VaultAssertion};
 use crate::limits::Limits;
 use crate::pricing::Pricing;
-use crate::provider::Model;
+use crate::provider::{Model, Rejected};
 use crate::score::{self, Judge, RegexBudget, RunEnd, RunEvidence, VaultState};
 use crate::suite::fixtures::{self, Kind};
 use crate::vault::{Toolbox, Vault};
@@ -47,6 +47,8 @@ impl CellEnv<'_> {
 pub struct CellOutput {
     pub record: RunRecord,
     pub transcript: Transcript,
+    /// See [`agent::Outcome::rejected`].
+    pub rejected: Option<Rejected>,
 }
 
 /// The transcript file of one run (`<results>/<stem>/<task>-<n>.json`).
@@ -139,6 +141,7 @@ pub async fn run(env: &CellEnv<'_>, task: &Task, model: &dyn Model, keep: Option
             transcript_path: String::new(),
         },
         transcript: outcome.transcript,
+        rejected: outcome.rejected,
     }
 }
 
@@ -179,6 +182,7 @@ pub async fn harness_failure(env: &CellEnv<'_>, task: &Task, error: String) -> C
             events: vec![],
             end: agent::End { reason: Ending::HarnessError.as_str().into(), detail: error, duration_ms: 0 },
         },
+        rejected: None,
     }
 }
 
@@ -259,5 +263,46 @@ fn snapshot(vault: &Vault, suite_root: &Path, task: &Task) -> VaultState {
             state.fixtures.insert(fixture.clone(), bytes);
         }
     }
+    if task.vault_assertions.iter().any(|a| matches!(a, VaultAssertion::NothingElseChanged { .. })) {
+        state.tree =
+            Some(score::assertions::Tree { before: seeded_files(suite_root, task), after: files_under(vault.root()) });
+    }
     state
+}
+
+/// Every plain file under `root`, by its path relative to it (`/`-separated).
+fn files_under(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    for entry in walkdir::WalkDir::new(root).follow_links(false).into_iter().filter_map(Result::ok) {
+        if entry.file_type().is_file()
+            && let Ok(rel) = entry.path().strip_prefix(root)
+            && let Ok(bytes) = fs::read(entry.path())
+        {
+            let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+            out.insert(rel.join("/"), bytes);
+        }
+    }
+    out
+}
+
+/// The files a fresh vault for `task` holds: its fixture under
+/// `eval-scratch/` and its setup files (what [`prepare`] writes).
+fn seeded_files(suite_root: &Path, task: &Task) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let fixtures = suite_root.join("fixtures");
+    let mut out = std::collections::BTreeMap::new();
+    if let Some(name) = &task.fixture
+        && let Ok(dir) = fixtures::resolve(&fixtures, name, Kind::Folder)
+    {
+        for (rel, bytes) in files_under(&dir) {
+            out.insert(format!("eval-scratch/{rel}"), bytes);
+        }
+    }
+    for s in &task.setup {
+        if let Ok(from) = fixtures::resolve(&fixtures, &s.from, Kind::File)
+            && let Ok(bytes) = fs::read(from)
+        {
+            out.insert(s.path.clone(), bytes);
+        }
+    }
+    out
 }

@@ -18,7 +18,7 @@ use crate::format::task::Task;
 use crate::limits::{Limits, QuotaRates};
 use crate::pricing::{self, PriceTable};
 use crate::provider::quota::Tally;
-use crate::provider::{self, ProviderOptions};
+use crate::provider::{self, ProviderOptions, Rejection};
 use crate::quotas::QuotaTable;
 use crate::report::{self, aggregate, bless, compare, evidence, summary};
 use crate::suite::Suite;
@@ -40,7 +40,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PREFIX")]
     pub task: Option<String>,
     /// The provider of the model under test.
-    #[arg(long, value_name = "P", required_unless_present = "resume")]
+    #[arg(long, value_name = "P", required_unless_present = "resume",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::provider::PROVIDERS))]
     pub provider: Option<String>,
     /// The model id (the reference provider defaults to `reference`).
     #[arg(long, value_name = "ID", conflicts_with = "models")]
@@ -79,6 +80,11 @@ pub struct RunArgs {
     /// Keep every run's vault under <results>/<run>/vaults/.
     #[arg(long)]
     pub keep_artifacts: bool,
+    /// Skip the warm-up of local models (ollama, openai): by default the
+    /// other models Ollama holds are unloaded and one throwaway generation
+    /// loads the model before the first timed run, its time printed apart.
+    #[arg(long, env = "VAULTBENCH_NO_WARM_UP", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_warm_up: bool,
     /// Exit 1 when the regression gate finds a regression against the baseline.
     #[arg(long)]
     pub fail_on_regression: bool,
@@ -212,6 +218,9 @@ struct Planned {
     sweep: Arc<Sweep>,
     jobs: usize,
     judge: judge::SweepJudge,
+    /// Said once, when every check has passed and the sweeps are about to
+    /// run: judge matchers that no judge will decide.
+    judge_warning: Option<String>,
     /// This process's hold on the sweep's folder, until it ends.
     _lock: SweepLock,
 }
@@ -242,15 +251,34 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
         Some(id) => vec![plan_resume(&args, id, err, &scratch)?],
         None => plan_new(&args, err, &scratch)?,
     };
+    if let Some(warning) = plans.iter().find_map(|p| p.judge_warning.as_ref()) {
+        writeln!(err, "{warning}")?;
+    }
+    if plans.iter().any(|p| p.judge.offline) {
+        writeln!(
+            err,
+            "judge: {}; no model is asked, the result is marked offline_judge and can never be blessed",
+            judge::REFERENCE_JUDGE
+        )?;
+    }
     let rt = runtime()?;
     let mut finished: Vec<(PathBuf, ResultFile)> = Vec::new();
     let mut status = Status::Ok;
     for plan in plans {
         let sweep = plan.sweep.clone();
         let label = format!("{} / {}", sweep.manifest.provider, sweep.manifest.model);
+        if !args.no_warm_up
+            && sweep.has_pending()?
+            && let Some(rejected) = warm_up(&rt, &sweep, &label, err)?
+        {
+            // Refused for good before any run: nothing is spent on runs that cannot work.
+            stopped_early(&rt, &sweep, &super::Stopped { rejected, runs: 0 }, 0, &args.results, err)?;
+            status = Status::Failed;
+            continue;
+        }
         let outcome = rt.block_on(async {
             let interrupt = signal::listen();
-            sweep.clone().execute(plan.jobs, interrupt, &Console::auto(label)).await
+            sweep.clone().execute(plan.jobs, interrupt, &Console::auto(label.clone())).await
         })?;
         let path = sweep.store.result_path();
         if let Some(signal) = outcome.interrupted {
@@ -267,8 +295,21 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
             )?;
             return Ok(Status::Interrupted(signal));
         }
+        if let Some(stopped) = &outcome.stopped {
+            stopped_early(&rt, &sweep, stopped, outcome.ran + outcome.reused, &args.results, err)?;
+            status = Status::Failed;
+            continue;
+        }
         let result = aggregate::rederive(&outcome.result);
         write!(out, "{}", summary::render(&result))?;
+        if let Some(first) = all_harness_errors(&result) {
+            writeln!(
+                err,
+                "error: every run of {label} ended on a harness error, so the sweep measured nothing about the model; \
+                 the first: {first}"
+            )?;
+            status = Status::Failed;
+        }
         if let Some(tally) = &outcome.quota {
             writeln!(out, "\n{}", quota_summary("Quota", tally, outcome.wall))?;
         }
@@ -306,6 +347,137 @@ pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<St
         writeln!(out, "\nComparison: {}", path.display())?;
     }
     Ok(status)
+}
+
+/// `configured`, unless the sweep replays references without a judge
+/// model: then the offline reference judge, so that the offline path
+/// scores judge matchers too (its result is marked and never blessed).
+fn offline_or(configured: judge::SweepJudge, provider: &str, tasks: &[&Task], references: &Path) -> judge::SweepJudge {
+    if configured.judge.is_some() || provider != "reference" || !tasks.iter().any(|t| t.has_judge_matcher()) {
+        return configured;
+    }
+    judge::SweepJudge {
+        judge: Some(Arc::new(judge::ReferenceJudge::load(tasks, references))),
+        quota: None,
+        label: judge::REFERENCE_JUDGE.to_string(),
+        offline: true,
+    }
+}
+
+/// Warm the sweep's model up when it needs it (a local server), saying
+/// what was unloaded and how long the load took. A refusal of the key or
+/// the model is returned (the sweep stops before any run); any other
+/// failure is a warning (the runs will meet the same fault and record it).
+fn warm_up(
+    rt: &tokio::runtime::Runtime,
+    sweep: &Sweep,
+    label: &str,
+    err: &mut dyn Write,
+) -> Result<Option<crate::provider::Rejected>> {
+    match rt.block_on(sweep.source.warm_up()) {
+        None => {}
+        Some(Ok(warm)) => {
+            if !warm.unloaded.is_empty() {
+                writeln!(
+                    err,
+                    "{label}: unloaded the server's other resident models first: {}",
+                    warm.unloaded.join(", ")
+                )?;
+            }
+            writeln!(
+                err,
+                "{label}: warm-up: one throwaway generation loaded the model in {:.2} s (not counted in any run)",
+                warm.took.as_secs_f64()
+            )?;
+        }
+        // The key and the model are the same for every request; the
+        // warm-up's own request (tiny, without tools) is not, so a request
+        // the server rejects as invalid says nothing about the runs'.
+        Some(Err(crate::provider::ModelError::Rejected(rejected)))
+            if rejected.rejection != Rejection::InvalidArgument =>
+        {
+            return Ok(Some(rejected));
+        }
+        Some(Err(e)) => writeln!(
+            err,
+            "warning: {label}: the warm-up failed ({e}); the sweep goes on, and its first run may carry the model's load time"
+        )?,
+    }
+    Ok(None)
+}
+
+/// Say why a sweep stopped itself (the server's own words, scrubbed of
+/// keys), what to do, near model ids when the server did not know the
+/// model, and how to go on once it is fixed.
+fn stopped_early(
+    rt: &tokio::runtime::Runtime,
+    sweep: &Sweep,
+    stopped: &super::Stopped,
+    finished: usize,
+    results: &Path,
+    err: &mut dyn Write,
+) -> Result<()> {
+    let m = &sweep.manifest;
+    let rejected = &stopped.rejected;
+    let when = match stopped.runs {
+        0 => "stopped before any run: the warm-up met an error".to_string(),
+        n => format!("stopped after {n} runs ended on the same error"),
+    };
+    writeln!(
+        err,
+        "error: {} / {}: {when}, which no retry can fix:\n  {}\nWhat to do: {}",
+        m.provider,
+        m.model,
+        rejected.message,
+        rejected.rejection.advice(&m.provider)
+    )?;
+    if rejected.rejection == Rejection::UnknownModel {
+        let near = rt.block_on(nearest_models(sweep));
+        if !near.is_empty() {
+            writeln!(err, "Known model ids near `{}`: {}", m.model, near.join(", "))?;
+        }
+    }
+    if stopped.runs == 0 {
+        writeln!(err, "Once fixed: vaultbench run --resume {} --results {}", m.run_id, results.display())?;
+    } else {
+        writeln!(
+            err,
+            "Saved the {finished} finished runs to {} (marked interrupted). Once fixed, run the rest and these \
+             again: vaultbench run --resume {} --retry-errors --results {}",
+            sweep.store.result_path().display(),
+            m.run_id,
+            results.display()
+        )?;
+    }
+    Ok(())
+}
+
+/// The model ids nearest to the sweep's: those its server lists (when it
+/// answers within a few seconds) and those the pricing table prices.
+async fn nearest_models(sweep: &Sweep) -> Vec<String> {
+    let mut known = match tokio::time::timeout(Duration::from_secs(10), sweep.source.list_models()).await {
+        Ok(Ok(ids)) => ids,
+        _ => Vec::new(),
+    };
+    if let Ok(table) = PriceTable::load(&sweep.manifest.suite.join("pricing.toml")) {
+        known.extend(table.models.into_keys());
+    }
+    let ids: Vec<&str> = known.iter().map(String::as_str).collect();
+    crate::suite::diagnostics::nearest(&sweep.manifest.model, &ids, 3).into_iter().map(str::to_string).collect()
+}
+
+/// The first harness error, when every run of `result` ended on one.
+fn all_harness_errors(result: &ResultFile) -> Option<&str> {
+    let mut runs = result.tasks.iter().flat_map(|t| &t.runs).peekable();
+    runs.peek()?;
+    let mut first = None;
+    for run in runs {
+        first = first.or(run.errors.first());
+        if !run.has_harness_error() {
+            return None;
+        }
+    }
+    first.map(String::as_str)
 }
 
 /// Print the regression summary against the matching baseline; true when it regressed.
@@ -361,6 +533,15 @@ fn select<'s>(args: &RunArgs, suite: &'s Suite, err: &mut dyn Write) -> Result<S
         if args.models.is_empty() { vec![args.model.clone()] } else { args.models.iter().cloned().map(Some).collect() };
     if provider != "reference" && models.iter().any(Option::is_none) {
         bail!("--model ID (or --models A,B) is required for provider `{provider}`");
+    }
+    // Said before anything is spent: only `bless` would refuse it otherwise.
+    for model in models.iter().flatten().filter(|m| bless::is_moving_alias(m)) {
+        writeln!(
+            err,
+            "warning: `{model}` is a moving alias (-latest, -preview): the model behind it can change from one run \
+             to the next, so this sweep cannot be compared over time and `vaultbench bless` will refuse it; \
+             pin a version if there is one"
+        )?;
     }
     let table_path = args.suite.join("pricing.toml");
     let table = if table_path.is_file() { Some(PriceTable::load(&table_path)?) } else { None };
@@ -427,11 +608,10 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
         select(args, &suite, err)?;
     let limits = Limits::from_env()?;
     let quotas = args.quota_table(&args.suite)?;
-    let sweep_judge = judge::configured_with(&quotas, args.judge_quota_flags())?;
+    let sweep_judge =
+        offline_or(judge::configured_with(&quotas, args.judge_quota_flags())?, &provider_name, &selected, &references);
     let judge = sweep_judge.judge.clone();
-    if let Some(warning) = judge.is_none().then(|| judge::unscorable_warning(&selected)).flatten() {
-        writeln!(err, "{warning}")?;
-    }
+    let judge_warning = judge.is_none().then(|| judge::unscorable_warning(&selected)).flatten();
     let git_sha = git_sha();
     // Everything is checked for every model before any sweep starts.
     let mut plans = Vec::new();
@@ -465,6 +645,8 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
                 None => provider::default_max_output_tokens(&provider_name),
             },
             tasks: selected.iter().map(|t| t.id.clone()).collect(),
+            content_hashes: content_hashes(&suite.root, selected.iter().copied()),
+            offline_judge: sweep_judge.offline,
         };
         let tasks = selected.iter().map(|t| (*t).clone()).collect();
         plans.push((manifest, tasks, source, pricing, limits));
@@ -493,6 +675,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
             }),
             jobs,
             judge: sweep_judge.clone(),
+            judge_warning: judge_warning.clone(),
             _lock: lock,
         });
     }
@@ -543,6 +726,23 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
             })
         })
         .collect::<Result<_>>()?;
+    let now = content_hashes(&suite.root, tasks.iter());
+    let edited: Vec<String> = manifest
+        .content_hashes
+        .iter()
+        .filter(|(id, hash)| now.get(*id) != Some(hash))
+        .map(|(id, _)| id.clone())
+        .collect();
+    if !edited.is_empty() {
+        writeln!(
+            err,
+            "warning: {} task{} changed since the sweep started ({}): the runs made now use the edited files, the \
+             result keeps the hashes of the start (so a comparison counts these tasks as changed)",
+            edited.len(),
+            if edited.len() == 1 { "" } else { "s" },
+            report::first_few(&edited)
+        )?;
+    }
     let current = git_sha();
     if current != manifest.git_sha {
         writeln!(
@@ -555,7 +755,7 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
     let quotas = args.quota_table(&manifest.suite)?;
     let mut limits = Limits::from_env()?;
     limits.quota = quota_rates(&quotas, &manifest.provider, &manifest.model, args.quota_flags());
-    let options = ProviderOptions { references_dir: references, limits: limits.clone() };
+    let options = ProviderOptions { references_dir: references.clone(), limits: limits.clone() };
     let source = provider::build(&manifest.provider, Some(&manifest.model), &options)?;
     let refs: Vec<&Task> = tasks.iter().collect();
     source.check(&refs)?;
@@ -572,10 +772,14 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
         writeln!(err, "warning: {w}")?;
     }
     let sweep_judge = judge::configured_with(&quotas, args.judge_quota_flags())?;
+    // The judge the sweep started with: the offline one again, or a model.
+    let sweep_judge = if manifest.offline_judge {
+        offline_or(judge::SweepJudge::default(), &manifest.provider, &refs, &references)
+    } else {
+        sweep_judge
+    };
     let judge = sweep_judge.judge.clone();
-    if let Some(warning) = judge.is_none().then(|| judge::unscorable_warning(&refs)).flatten() {
-        writeln!(err, "{warning}")?;
-    }
+    let judge_warning = judge.is_none().then(|| judge::unscorable_warning(&refs)).flatten();
     let jobs = args.jobs.map_or_else(|| provider::default_jobs(&manifest.provider), usize::from);
     // Last, once every check has passed: nothing is moved for a resume that stops.
     if args.retry_errors {
@@ -611,8 +815,18 @@ fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<
         }),
         jobs,
         judge: sweep_judge,
+        judge_warning,
         _lock: lock,
     })
+}
+
+/// The content hash of each of `tasks` (see `suite::hash`); a task whose
+/// files cannot be read now has none (its sweep fails on it anyway).
+fn content_hashes<'t>(
+    root: &Path,
+    tasks: impl Iterator<Item = &'t Task>,
+) -> std::collections::BTreeMap<String, String> {
+    tasks.filter_map(|t| crate::suite::hash::content_hash(root, t).ok().map(|h| (t.id.clone(), h))).collect()
 }
 
 /// The rates a sweep of (`provider`, `model`) is paced to: the quotas

@@ -186,6 +186,7 @@ mod tests {
             interrupted: false,
             shard: None,
             task_filter: None,
+            offline_judge: false,
             aggregate: aggregate::aggregate(&tasks),
             tasks,
         }

@@ -29,12 +29,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use tokio::task::JoinSet;
 
-use crate::format::result::{ResultFile, RunRecord};
+use crate::format::result::{ResultFile, RunRecord, TaskResult};
 use crate::format::task::Task;
 use crate::limits::Limits;
 use crate::pricing::Pricing;
-use crate::provider::ModelSource;
 use crate::provider::quota::Tally;
+use crate::provider::{ModelSource, Rejected};
 use crate::report::{self, aggregate};
 use crate::score::Judge;
 use crate::vault::Toolbox;
@@ -47,6 +47,20 @@ pub use store::{Manifest, Store};
 
 /// How often a sweep with a quota tells its progress display what the quota does.
 const QUOTA_TICK: Duration = Duration::from_millis(250);
+
+/// A sweep stops once this many runs were refused by the server with the
+/// same error that no retry can fix (see [`Stopped`]): enough to tell a bad
+/// key from a fluke, few enough to spend nothing on a sweep that cannot work.
+pub const FAIL_FAST_AFTER: usize = 3;
+
+/// Why a sweep stopped early on its own: the server refused
+/// [`FAIL_FAST_AFTER`] runs with the same error.
+#[derive(Debug, Clone)]
+pub struct Stopped {
+    pub rejected: Rejected,
+    /// The runs that ended on it.
+    pub runs: usize,
+}
 
 /// Everything a sweep needs, shared by its cells.
 pub struct Sweep {
@@ -81,11 +95,25 @@ pub struct SweepOutcome {
     pub wall: Duration,
     /// What the model server's quota did, when it has one.
     pub quota: Option<Tally>,
+    /// The sweep stopped itself on an error no retry can fix.
+    pub stopped: Option<Stopped>,
 }
 
 impl Sweep {
     fn k(&self) -> u32 {
         self.manifest.repeat
+    }
+
+    /// Whether any cell is still to run (a resumed sweep may have none).
+    pub fn has_pending(&self) -> Result<bool> {
+        for task in &self.tasks {
+            for n in 1..=self.k() {
+                if self.store.load_cell(&task.id, n)?.is_none() {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// Run every cell not already finished, `jobs` at a time, until all are
@@ -123,7 +151,10 @@ impl Sweep {
         let mut tick = tokio::time::interval(QUOTA_TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let mut pending = pending.into_iter();
-        let mut running: JoinSet<Result<((usize, u32), RunRecord)>> = JoinSet::new();
+        let mut running: JoinSet<Result<Finished>> = JoinSet::new();
+        // Refusals for good, by their text: the same one enough times stops the sweep.
+        let mut refused: HashMap<String, usize> = HashMap::new();
+        let mut stopped = None;
         // Which cell each task runs, to record a run that panicked.
         let mut cells: HashMap<tokio::task::Id, (usize, u32)> = HashMap::new();
         let mut interrupted = None;
@@ -148,14 +179,14 @@ impl Sweep {
                     running.abort_all();
                     // Cells that finished before the abort took effect are kept.
                     while let Some(joined) = running.join_next().await {
-                        if let Ok(Ok((cell, record))) = joined {
-                            done.insert(cell, record);
+                        if let Ok(Ok(f)) = joined {
+                            done.insert(f.cell, f.record);
                         }
                     }
                     break;
                 }
                 Some(joined) = running.join_next() => {
-                    let (cell, record) = match joined {
+                    let Finished { cell, record, rejected } = match joined {
                         Ok(finished) => finished?,
                         // A bug of ours in one run, as a last line of defence:
                         // that run is a harness error; the sweep goes on.
@@ -170,16 +201,30 @@ impl Sweep {
                     };
                     progress.finished(&self.tasks[cell.0].id, cell.1, &record);
                     done.insert(cell, record);
+                    if let Some(rejected) = rejected {
+                        let runs = refused.entry(rejected.message.clone()).or_default();
+                        *runs += 1;
+                        if *runs >= FAIL_FAST_AFTER {
+                            stopped = Some(Stopped { rejected, runs: *runs });
+                            running.abort_all();
+                            while let Some(joined) = running.join_next().await {
+                                if let Ok(Ok(f)) = joined {
+                                    done.insert(f.cell, f.record);
+                                }
+                            }
+                            break;
+                        }
+                    }
                 }
             }
         }
         progress.done();
         let ran = done.len() - reused;
-        let result = self.assemble(done, interrupted.is_some());
+        let result = self.assemble(done, interrupted.is_some() || stopped.is_some());
         report::write_result(&self.store.result_path(), &result)
             .with_context(|| format!("writing the result {}", self.store.result_path().display()))?;
         let quota = quota.map(|q| q.tally());
-        Ok(SweepOutcome { result, interrupted, ran, reused, wall: started.elapsed(), quota })
+        Ok(SweepOutcome { result, interrupted, ran, reused, wall: started.elapsed(), quota, stopped })
     }
 
     /// The result file from the finished cells: tasks in run order, runs by
@@ -192,8 +237,9 @@ impl Sweep {
             .enumerate()
             .filter_map(|(t, task)| {
                 let runs: Vec<RunRecord> = (1..=self.k()).filter_map(|n| done.remove(&(t, n))).collect();
-                (!runs.is_empty()).then(|| {
-                    aggregate::task_result(task.id.clone(), Some(task.difficulty), Some(task.category.clone()), runs)
+                (!runs.is_empty()).then(|| TaskResult {
+                    content_hash: self.manifest.content_hashes.get(&task.id).cloned(),
+                    ..aggregate::task_result(task.id.clone(), Some(task.difficulty), Some(task.category.clone()), runs)
                 })
             })
             .collect();
@@ -206,6 +252,7 @@ impl Sweep {
             interrupted,
             shard: m.shard.clone(),
             task_filter: m.task_filter.clone(),
+            offline_judge: m.offline_judge,
             aggregate: aggregate::aggregate(&tasks),
             tasks,
         }
@@ -235,8 +282,16 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".into())
 }
 
+/// A saved cell: (task index, run number), its record, and the server's
+/// refusal for good if that is how it ended.
+struct Finished {
+    cell: (usize, u32),
+    record: RunRecord,
+    rejected: Option<Rejected>,
+}
+
 /// Run one cell and save its transcript and record before reporting it done.
-async fn run_cell(sweep: Arc<Sweep>, t: usize, n: u32) -> Result<((usize, u32), RunRecord)> {
+async fn run_cell(sweep: Arc<Sweep>, t: usize, n: u32) -> Result<Finished> {
     if !sweep.cell_delay.is_zero() {
         tokio::time::sleep(sweep.cell_delay).await;
     }
@@ -257,7 +312,7 @@ async fn persist(
     n: u32,
     mut out: cell::CellOutput,
     keep: Option<std::path::PathBuf>,
-) -> Result<((usize, u32), RunRecord)> {
+) -> Result<Finished> {
     let task = &sweep.tasks[t];
     out.record.transcript_path = sweep.store.recorded_transcript_path(&task.id, n);
     let file = cell::TranscriptFile {
@@ -274,6 +329,7 @@ async fn persist(
         transcript: out.transcript,
     };
     let bytes = jsnum::to_json_bytes(&file)?;
+    let rejected = out.rejected;
     let (store, path, record) = (sweep.store.clone(), sweep.store.transcript_path(&task.id, n), out.record);
     // Off the async workers: the writes are synced to disk, which can take
     // long enough to hold up every run's model calls.
@@ -285,5 +341,5 @@ async fn persist(
     })
     .await
     .context("saving a finished run")??;
-    Ok(((t, n), record))
+    Ok(Finished { cell: (t, n), record, rejected })
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::errln;
 use crate::format::result::RunRecord;
 use crate::provider::quota::QuotaStatus;
 
@@ -99,13 +100,13 @@ impl Progress for Console {
                 bar.set_position(already as u64);
             }
             None if already > 0 => {
-                eprintln!(
+                errln!(
                     "{}: {already} of {total} runs already finished; running the other {}",
                     self.label,
                     total - already
                 )
             }
-            None => eprintln!("{}: {total} runs", self.label),
+            None => errln!("{}: {total} runs", self.label),
         }
     }
 
@@ -117,7 +118,7 @@ impl Progress for Console {
                 bar.inc(1);
                 bar.set_message(format!("{task} #{n} {}", verdict(record)));
             }
-            None => eprintln!(
+            None => errln!(
                 "[{}/{}] {task} #{n}: {} ({} turns, {} tool calls, {} ms)",
                 counts.0,
                 counts.1,
@@ -148,7 +149,7 @@ impl Progress for Console {
                 shown.0 = false;
             }
             (None, Some(line)) if shown.1.is_none_or(|at| at.elapsed() >= QUOTA_LINE_EVERY) => {
-                eprintln!("{}: {line}", self.label);
+                errln!("{}: {line}", self.label);
                 shown.1 = Some(Instant::now());
             }
             _ => {}

@@ -249,6 +249,7 @@ pub fn merge(parts: &[(PathBuf, ResultFile)]) -> Result<ResultFile> {
         interrupted: false,
         shard: None,
         task_filter: first.task_filter.clone(),
+        offline_judge: first.offline_judge,
         aggregate: aggregate::aggregate(&tasks),
         tasks,
     };
@@ -341,6 +342,7 @@ mod tests {
             interrupted: false,
             shard: Some(shard.into()),
             task_filter: None,
+            offline_judge: false,
             aggregate: aggregate::aggregate(&tasks),
             tasks,
         };

@@ -49,6 +49,14 @@ pub struct Manifest {
     pub max_output_tokens: Option<u32>,
     /// The selected tasks, in run order.
     pub tasks: Vec<String>,
+    /// Each task's content hash when the sweep started (`suite::hash`),
+    /// recorded in the result; absent in manifests of older versions.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub content_hashes: std::collections::BTreeMap<String, String>,
+    /// Judge matchers are decided by the offline reference judge (see
+    /// `sweep::judge::ReferenceJudge`); the result says so.
+    #[serde(default)]
+    pub offline_judge: bool,
 }
 
 /// A sweep's folder held by this process; released when dropped.

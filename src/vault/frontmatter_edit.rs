@@ -26,11 +26,17 @@ pub fn set(content: &str, key: &str, value: &Value) -> Result<String, String> {
     if key.trim().is_empty() {
         return Err("the frontmatter key is empty".into());
     }
+    // A note whose lines end in CR alone (old Mac style) has no LF at all,
+    // and the frontmatter reader knows LF and CRLF: it is edited as LF and
+    // given its CRs back, a round trip that is exact because no LF was there.
+    if content.contains('\r') && !content.contains('\n') {
+        return set(&content.replace('\r', "\n"), key, value).map(|edited| edited.replace('\n', "\r"));
+    }
+    let eol = if content.contains("\r\n") { "\r\n" } else { "\n" };
     let before = frontmatter::parse(content)
         .map_err(|e| format!("the note's frontmatter cannot be read ({e}); rewrite it with write_file instead"))?;
     let updated = match (before.as_ref(), frontmatter::block(content)) {
         (Some(_), Some(block)) => {
-            let eol = if content.contains("\r\n") { "\r\n" } else { "\n" };
             let start = block.as_ptr() as usize - content.as_ptr() as usize;
             let end = start + block.len();
             let new_block = set_in_block(block, key, value, eol);
@@ -42,7 +48,7 @@ pub fn set(content: &str, key: &str, value: &Value) -> Result<String, String> {
                 Some(rest) => ("\u{feff}", rest),
                 None => ("", content),
             };
-            format!("{bom}---\n{}---\n{rest}", render_entry(key, value, "\n"))
+            format!("{bom}---{eol}{}---{eol}{rest}", render_entry(key, value, eol))
         }
     };
     verify(before.unwrap_or_default(), &updated, key, value)?;
@@ -238,6 +244,74 @@ mod tests {
         let out = set("---\r\na: 1\r\n---\r\nbody\r\n", "my key: x", &json!("v")).unwrap();
         assert_eq!(out, "---\r\na: 1\r\n\"my key: x\": v\r\n---\r\nbody\r\n");
         assert_eq!(fm(&out)["my key: x"], json!("v"));
+    }
+
+    #[test]
+    fn cr_only_notes_keep_their_line_endings_and_one_block() {
+        let note = "\u{feff}---\rtitle: Old Mac\r---\rbody\r";
+        let out = set(note, "status", &json!("done")).unwrap();
+        assert_eq!(out, "\u{feff}---\rtitle: Old Mac\rstatus: done\r---\rbody\r");
+        let out = set("body\rmore\r", "n", &json!([1, 2])).unwrap();
+        assert_eq!(out, "---\rn:\r  - 1\r  - 2\r---\rbody\rmore\r");
+        let out = set("# T\r\nbody\r\n", "n", &json!(1)).unwrap();
+        assert_eq!(out, "---\r\nn: 1\r\n---\r\n# T\r\nbody\r\n", "a new block takes the note's CRLF");
+    }
+
+    /// The line-ending style of a text: which of LF, CRLF and CR it uses.
+    fn styles(text: &str) -> (bool, bool, bool) {
+        let crlf = text.matches("\r\n").count();
+        let lf = text.matches('\n').count() - crlf;
+        let cr = text.matches('\r').count() - crlf;
+        (lf > 0, crlf > 0, cr > 0)
+    }
+
+    proptest::proptest! {
+        /// Whatever the note's line endings (LF, CRLF, CR), byte-order mark
+        /// and frontmatter, setting a property keeps them, leaves exactly
+        /// one block that reads back with the value, and keeps the body.
+        #[test]
+        fn an_edit_keeps_line_endings_bom_and_a_single_block(
+            eol in proptest::sample::select(vec!["\n", "\r\n", "\r"]),
+            bom in proptest::bool::ANY,
+            existing in proptest::collection::vec(
+                proptest::sample::select(vec!["title: T", "status: draft", "n: 3", "# comment", "tags:", "- a", ""]), 0..6),
+            has_block in proptest::bool::ANY,
+            body in proptest::collection::vec("[a-z #:-]{0,12}", 0..5),
+            key in proptest::sample::select(vec!["status", "n", "new_key", "title"]),
+            value in proptest::sample::select(vec![json!("done"), json!(7), json!(["x", "y"]), json!(true)]),
+        ) {
+            let mut note = String::new();
+            if bom { note.push('\u{feff}'); }
+            if has_block {
+                note.push_str("---");
+                note.push_str(eol);
+                for line in &existing { note.push_str(line); note.push_str(eol); }
+                note.push_str("---");
+                note.push_str(eol);
+            }
+            let mut body_text = String::new();
+            for line in &body { body_text.push_str(line); body_text.push_str(eol); }
+            note.push_str(&body_text);
+            let Ok(out) = set(&note, key, &value) else {
+                // Refused (e.g. a property list YAML cannot read): never rewritten.
+                return Ok(());
+            };
+            proptest::prop_assert_eq!(out.starts_with('\u{feff}'), bom);
+            // A note without any line break has no style to keep: it gets LF.
+            let eol = if note.contains(['\n', '\r']) { eol } else { "\n" };
+            let (lf, crlf, cr) = styles(&out);
+            proptest::prop_assert_eq!((lf, crlf, cr), (eol == "\n", eol == "\r\n", eol == "\r"), "{:?}", out);
+            let lf_text = out.replace("\r\n", "\n").replace('\r', "\n");
+            let map = frontmatter::parse(&lf_text).unwrap().unwrap();
+            proptest::prop_assert!(deep_equal(&map[key], &value));
+            let unbommed = lf_text.trim_start_matches('\u{feff}');
+            let block = frontmatter::block(unbommed).unwrap();
+            let after = &unbommed[4 + block.len()..];
+            let after = after.strip_prefix("---\n").unwrap();
+            proptest::prop_assert_eq!(after, body_text.replace("\r\n", "\n").replace('\r', "\n"));
+            proptest::prop_assert!(frontmatter::block(after).is_none() || !has_block || body_text.starts_with("---"),
+                "a second block: {:?}", out);
+        }
     }
 
     #[test]

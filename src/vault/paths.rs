@@ -114,11 +114,29 @@ impl Vault {
         Ok(())
     }
 
-    /// The vault-relative form of a path found by walking the vault.
-    pub fn relative(&self, abs: &Path) -> Option<String> {
+    /// The vault-relative form of a path found by walking the vault: `None`
+    /// outside it, an error (for the model) when a name in it is not valid
+    /// UTF-8. Such a name cannot be written in a tool call, and shown with
+    /// U+FFFD in its place two names could read as one; so the tool that
+    /// met it says so instead of listing a name the model could not use.
+    pub fn relative(&self, abs: &Path) -> Option<Result<String, String>> {
         let rel = abs.strip_prefix(&self.root).ok()?;
-        let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-        Some(parts.join("/"))
+        let mut parts = Vec::new();
+        for c in rel.components() {
+            match c.as_os_str().to_str() {
+                Some(part) => parts.push(part),
+                None => {
+                    let shown = rel.as_os_str().to_string_lossy();
+                    return Some(Err(format!(
+                        "the vault holds a file or folder whose name is not valid UTF-8 ({:?}, shown here with \
+                         U+FFFD for the bytes that are not): vault tools handle UTF-8 names only, so this tool \
+                         cannot list it; name its folder's other notes directly",
+                        shown
+                    )));
+                }
+            }
+        }
+        Some(Ok(parts.join("/")))
     }
 
     /// Check a path given by the model. `""`, `"/"` and `"."` are the root.

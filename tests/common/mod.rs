@@ -53,6 +53,9 @@ pub fn command() -> Command {
     for var in PROVIDER_ENV {
         cmd.env_remove(var);
     }
+    // Tests script their servers request by request; the tests of the
+    // warm-up itself turn it back on.
+    cmd.env("VAULTBENCH_NO_WARM_UP", "1");
     cmd
 }
 
@@ -127,6 +130,7 @@ pub fn sample_result(provider: &str, model: &str, tasks: &[(&str, &[bool])]) -> 
         interrupted: false,
         shard: None,
         task_filter: None,
+        offline_judge: false,
         aggregate: aggregate::aggregate(&tasks),
         tasks,
     }

@@ -67,6 +67,8 @@ pub async fn ask(model: &dyn Model, messages: &[Message]) -> Result<ModelReply, 
 fn fatal(r: Result<ModelReply, ModelError>) -> String {
     match r {
         Err(ModelError::Fatal(m)) => m,
+        // A refusal for good is fatal to the call too.
+        Err(ModelError::Rejected(r)) => r.message,
         other => panic!("expected a fatal error, got {other:?}"),
     }
 }

@@ -44,6 +44,9 @@ pub struct Headline {
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct TaskHeadline {
     pub id: Option<String>,
+    /// What the task was when it ran (`suite::hash`), where recorded.
+    #[serde(default)]
+    pub content_hash: Option<String>,
     pub difficulty: Option<String>,
     pub category: Option<String>,
     pub n_runs: Option<u32>,
@@ -229,6 +232,11 @@ pub struct Baseline {
 /// its figures against its runs.
 pub fn parse(text: &str) -> Result<Headline, String> {
     let mut result: ResultFile = fsio::parse_json(text).map_err(|e| format!("not a result file: {e}"))?;
+    if result.offline_judge {
+        return Err("its judge verdicts come from the offline reference judge, a self-check of the harness, not \
+                    a measurement of the model; it is never a published row"
+            .into());
+    }
     let diffs = check_figures(&mut result);
     if !diffs.is_empty() {
         let shown: Vec<String> = diffs.iter().take(3).map(ToString::to_string).collect();
@@ -296,6 +304,7 @@ impl From<TaskResult> for TaskHeadline {
         let m = t.metrics;
         TaskHeadline {
             id: Some(t.id),
+            content_hash: t.content_hash,
             difficulty: t.difficulty.map(|d| d.as_str().to_string()),
             category: t.category,
             n_runs: Some(t.n_runs),
@@ -504,6 +513,7 @@ mod tests {
             model: model.into(),
             provider: "p".into(),
             interrupted: false,
+            offline_judge: false,
             shard: None,
             task_filter: None,
             aggregate: crate::report::aggregate::aggregate(std::slice::from_ref(&task)),

@@ -39,7 +39,7 @@ fn walk_files(vault: &Vault, dir: &Path) -> Result<Vec<(String, std::path::PathB
         if entry.file_type().is_file()
             && let Some(rel) = vault.relative(entry.path())
         {
-            files.push((rel, entry.into_path()));
+            files.push((rel?, entry.into_path()));
         }
     }
     files.sort();
@@ -51,11 +51,11 @@ fn children(vault: &Vault, dir: &Path) -> Result<Vec<String>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot list the folder: {e}"))?;
     let mut out = Vec::new();
     for entry in entries.filter_map(Result::ok) {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if hidden(&name) {
+        if hidden(&entry.file_name().to_string_lossy()) {
             continue;
         }
         let Some(rel) = vault.relative(&entry.path()) else { continue };
+        let rel = rel?;
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         out.push(if is_dir { format!("{rel}/") } else { rel });
     }

@@ -268,6 +268,28 @@ mod tests {
         ])
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn names_that_are_not_utf8_are_refused_never_merged() {
+        use std::os::unix::ffi::OsStrExt;
+        let v = TestVault::new(&[("notes/b.md", "b")]);
+        for bytes in [&b"notes/a\xff.md"[..], b"notes/a\xfe.md"] {
+            std::fs::write(v.dir.path().join(std::ffi::OsStr::from_bytes(bytes)), "x").unwrap();
+        }
+        for (tool, args) in [
+            ("list_files", json!({"path": "notes"})),
+            ("list_files", json!({"path": "notes", "recursive": true})),
+            ("find_files_by_name", json!({"pattern": "a"})),
+            ("find_files_by_content", json!({"query": "x"})),
+        ] {
+            let err = v.err(tool, args);
+            assert!(err.contains("not valid UTF-8") && err.contains("notes/a\u{fffd}.md"), "{tool}: {err}");
+        }
+        // A name written with U+FFFD is another name, not either of them.
+        assert!(v.err("read_file", json!({"path": "notes/a\u{fffd}.md"})).contains("not found"));
+        assert_eq!(v.ok("read_file", json!({"path": "notes/b.md"}))["content"], "b");
+    }
+
     #[test]
     fn list_files_children_and_recursive() {
         let v = vault();
