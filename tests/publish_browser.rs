@@ -874,11 +874,7 @@ fn view_follows_a_running_sweep_and_leads_to_a_run_its_transcript_and_the_compar
     driver.click("main a[href^='baselines/run-']");
     assert!(driver.wait_until("return /\\/baselines\\/run-[^/]+\\.html$/.test(location.pathname);"));
     driver.goto(
-        &driver
-            .eval("return document.querySelector('a[href$=\"ferry-read-toll.html\"]').href;")
-            .as_str()
-            .unwrap()
-            .to_string(),
+        driver.eval("return document.querySelector('a[href$=\"ferry-read-toll.html\"]').href;").as_str().unwrap(),
     );
     assert!(driver.wait_until("return location.pathname.endsWith('/ferry-read-toll.html');"));
     assert!(driver.eval("return document.querySelector('.check-what').textContent.length > 0;") == json!(true));
