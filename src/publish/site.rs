@@ -24,9 +24,11 @@ use crate::publish::model::compare::{self, PairPage};
 use crate::publish::model::results::{self, SuiteView};
 use crate::publish::model::runs::{RunView, TaskPage};
 use crate::publish::model::transcripts::{self, TranscriptView, Transcripts};
+use crate::publish::render::dialect;
 use crate::publish::render::escape::escape_html;
 use crate::publish::render::highlight;
 use crate::publish::render::html::{self, OutlineLevels};
+use crate::publish::render::include;
 use crate::publish::render::links::{self, SiteIndex};
 use crate::publish::render::markdown;
 use crate::publish::render::search::{self, SearchIndex};
@@ -932,7 +934,16 @@ impl Site {
             anchors: HashSet::new(),
         };
         let root = url::root_of(&url::output_path(&page.out, self.config.clean_urls));
-        let text = match self.expand(page, &root) {
+        let mut folder: Option<include::DocsFolder> = None;
+        let docs = &self.options.docs;
+        let included = include::expand(&page.body, &page.rel, &mut |rel| {
+            folder.get_or_insert_with(|| include::DocsFolder::new(docs)).read(rel)
+        });
+        done.warnings.extend(included.note_warnings(&page.file, docs));
+        let checked = dialect::check(&included.text);
+        done.warnings
+            .extend(checked.warnings.iter().map(|(line, m)| included.warning(&page.file, docs, *line, m.clone())));
+        let text = match self.expand(page, &checked.text, &root) {
             Ok(t) => t,
             Err(e) => {
                 done.rendered = Err(e);
@@ -940,7 +951,7 @@ impl Site {
             }
         };
         let prepared = vitepress::prepare(&text);
-        let at_line = |line: usize, message: String| Warning { file: page.file.clone(), line: Some(line), message };
+        let at_line = |line: usize, message: String| included.warning(&page.file, docs, line, message);
         done.warnings.extend(prepared.warnings.iter().map(|(line, m)| at_line(*line, m.clone())));
         let ptext = &prepared.text;
         let lines = markdown::LineIndex::new(ptext);
@@ -969,12 +980,13 @@ impl Site {
         done
     }
 
-    /// A page's Markdown with its template expressions evaluated.
-    fn expand(&self, page: &Page, root: &str) -> Result<String, String> {
-        if !markdown::has_template_syntax(&page.body) {
-            return Ok(page.body.clone());
+    /// A page's Markdown (`body`, its includes expanded) with its template
+    /// expressions evaluated.
+    fn expand(&self, page: &Page, body: &str, root: &str) -> Result<String, String> {
+        if !markdown::has_template_syntax(body) {
+            return Ok(body.to_string());
         }
-        let shielded = markdown::shield_for_templates(&page.body);
+        let shielded = markdown::shield_for_templates(body);
         let mut ctx = Context::new();
         ctx.insert(
             "page",

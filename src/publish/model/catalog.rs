@@ -29,6 +29,8 @@ pub struct CatalogTask {
     pub tier: String,
     pub category: String,
     pub description: String,
+    /// The user's message the run starts with (`userMessage`).
+    pub request: String,
     pub expected_tools: Vec<String>,
     pub forbidden_tools: Vec<String>,
     pub tool_call_budget: Option<u32>,
@@ -52,6 +54,7 @@ impl SuiteView {
                 tier: t.difficulty.to_string(),
                 category: t.category.clone(),
                 description: t.description.clone(),
+                request: t.user_message.clone(),
                 expected_tools: t.expected_tools.clone(),
                 forbidden_tools: t.forbidden_tools.clone(),
                 tool_call_budget: t.tool_call_budget,
