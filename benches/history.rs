@@ -219,8 +219,7 @@ fn main() {
     let out = options.output_dir().unwrap();
     let mut site = Site::load(options).unwrap();
     site.keep_pages();
-    let built = site.render().unwrap();
-    site.write(&built, &out, None).unwrap();
+    site.build_into(&out, None, false).unwrap();
     let history = Arc::clone(site.history());
     let page = repo.join("docs/index.md");
     let text = std::fs::read_to_string(&page).unwrap();
@@ -233,8 +232,7 @@ fn main() {
         }
         let start = Instant::now();
         site.reload(kind).unwrap();
-        let built = site.render().unwrap();
-        site.write(&built, &out, None).unwrap();
+        site.build_into(&out, None, false).unwrap();
         start.elapsed()
     };
     let docs: Vec<Duration> = (0..runs).map(|n| rebuild(&mut site, ChangeKind::Content, n)).collect();

@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod blocking;
+pub mod checks;
 pub mod env;
 pub mod format;
 pub mod fsio;

@@ -198,6 +198,7 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    View(vaultbench::publish::args::ViewArgs),
     /// Internal: match regular expressions for the parent process (see score::sandbox).
     #[command(name = "regex-worker", hide = true)]
     RegexWorker,
@@ -221,6 +222,27 @@ enum SuiteCommand {
     Check {
         #[command(flatten)]
         dirs: SuiteDirs,
+    },
+    /// Write every task's checks (outputMatchers and vaultAssertions) from its
+    /// check source, <suite>/checks/<id>.toml. With --check, write nothing and
+    /// exit 1 when a task file differs from its source, naming each task and
+    /// field. docs/adding-a-task.md explains the sources.
+    Compile {
+        /// The suite folder, holding tasks/, checks/ and fixtures/.
+        #[arg(long, value_name = "DIR", default_value = "evals")]
+        suite: PathBuf,
+        /// Compare only (for CI).
+        #[arg(long)]
+        check: bool,
+    },
+    /// Scaffold a task: its file, check source, fixture folder, reference and
+    /// an empty alternatives folder, to fill in as docs/adding-a-task.md describes.
+    New {
+        /// The task id: lowercase letters, digits and hyphens.
+        id: String,
+        /// The suite folder.
+        #[arg(long, value_name = "DIR", default_value = "evals")]
+        suite: PathBuf,
     },
 }
 
@@ -411,8 +433,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             &mut output::stdout(),
             &mut output::stderr(),
         )),
+        Command::Suite { command: SuiteCommand::Compile { suite, check } } => cmd_suite_compile(&suite, check),
+        Command::Suite { command: SuiteCommand::New { id, suite } } => {
+            for path in vaultbench::suite::compile::new_task(&suite, &id)? {
+                println!("wrote {}", path.display());
+            }
+            println!(
+                "next: write the fixture notes, the request, the check source and the reference (docs/adding-a-task.md)"
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Publish(args) => cmd_publish(&args),
         Command::History { model, baselines, json } => cmd_history(model.as_deref(), &baselines, json),
+        Command::View(args) => cmd_view(&args),
         Command::Calibrate { command: CalibrateCommand::Report { file, json } } => {
             let path = file.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
             let file: CalibrationFile = fsio::read_json(&path)?;
@@ -457,6 +490,39 @@ fn user_messages(root: &Path) -> Result<std::collections::BTreeMap<String, Strin
     let suite = vaultbench::suite::Suite::load(root)
         .map_err(|e| anyhow::anyhow!("loading the suite {}:\n{e}", root.display()))?;
     Ok(suite.tasks.into_iter().map(|t| (t.id, t.user_message)).collect())
+}
+
+fn cmd_suite_compile(root: &Path, check: bool) -> Result<ExitCode> {
+    use vaultbench::suite::compile::compile_suite;
+    let outcome = match compile_suite(root, check) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    if check {
+        for d in &outcome.differences {
+            println!("{d}");
+        }
+        if outcome.changed.is_empty() {
+            println!("{} task files agree with their check sources", outcome.tasks);
+            Ok(ExitCode::SUCCESS)
+        } else {
+            println!(
+                "{} of {} task files differ from their check sources: run `vaultbench suite compile`",
+                outcome.changed.len(),
+                outcome.tasks
+            );
+            Ok(ExitCode::FAILURE)
+        }
+    } else {
+        for file in &outcome.changed {
+            println!("wrote {}", file.display());
+        }
+        println!("{} task sources compiled, {} task files rewritten", outcome.tasks, outcome.changed.len());
+        Ok(ExitCode::SUCCESS)
+    }
 }
 
 fn cmd_calibrate_corpus(
@@ -559,6 +625,21 @@ fn cmd_history(model: Option<&str>, dir: &Path, json: bool) -> Result<ExitCode> 
         out!("{}", history::text::render(&history, &models, &folder));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_view(args: &vaultbench::publish::args::ViewArgs) -> Result<ExitCode> {
+    use vaultbench::publish::{Notice, Stopped, view};
+    let options = args.options();
+    if options.out.is_some() {
+        let report = view::export(&options)?;
+        outln!("{report}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let stopped = view::serve(&options, &mut |notice| match notice {
+        Notice::Warning(_) | Notice::Failed(_) | Notice::WatchError(_) => errln!("{notice}"),
+        _ => outln!("{notice}"),
+    })?;
+    Ok(ExitCode::from(if stopped == Stopped::Terminated { 143 } else { 130 }))
 }
 
 fn status(result: Result<Status>) -> Result<ExitCode> {

@@ -72,9 +72,12 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
         let turns = vaultbench::jsnum::to_fixed(a["mean_turns"].as_f64().unwrap(), 1);
         assert_eq!(row[13..15], [cost, turns], "{file}");
     }
-    // 74.1% and 57.4% differ by more than noise: no tie mark; the caption states the noise floor.
+    // 74.1% and 57.4% differ by more than noise: no tie mark; the note under the table states the noise floor.
     assert!(!results.contains("≈ tied"), "{results}");
-    assert!(results.contains("<caption>Noise floor: each solve^k is known to within about ±"), "{results}");
+    assert!(
+        results.contains("<p class=\"table-note\">Noise floor: each solve^k is known to within about ±"),
+        "{results}"
+    );
     // Commit links go to the configured repository.
     for sha in ["36e3495", "4683f4f"] {
         assert!(results.contains(&format!("<a href=\"{REPO}/commit/{sha}\">{sha}</a>")), "{sha} link");
@@ -100,12 +103,20 @@ fn upstream_baselines_publish_the_reference_rows_cell_for_cell() {
     // The matrix has both models and every task once.
     let matrix = read(dir.path(), "matrix.html");
     assert_eq!(matrix.matches("<tr><td><code>").count(), 54);
-    // The tier chart is inline SVG with a bar group per model; the curve
-    // has a line per model, the cost chart a point per model.
-    assert_eq!(results.matches("<figure class=\"chart\" tabindex=\"0\"> <svg").count(), 1);
-    assert_eq!(results.matches("<g> <title>").count(), 2);
+    // The tier chart is HTML with a row per model, each name whole; the
+    // curve has a line per model, the cost chart a point per model, and
+    // each names every model whole in its legend and its text alternative.
+    assert_eq!(results.matches("<div class=\"tier-row\" role=\"row\">").count(), 2);
+    assert_eq!(results.matches("<span class=\"tier-model\" role=\"rowheader\" title=\"gemini-3.1-flash-lite (gemini)\">gemini-3.1-flash-lite (gemini)</span>").count(), 1);
     assert_eq!(results.matches("<polyline points=").count(), 2);
     assert_eq!(results.matches("class=\"chart-point\"").count(), 2);
+    assert!(results.contains("aria-label=\"solve^k over k for each model: gemini-3.1-flash-lite (gemini): from 83.7% at k = 1 to 74.1% at k = 5;"), "{results}");
+    assert_eq!(results.matches("</svg>gemini-3.1-flash-lite (gemini)</li>").count(), 1, "in the legend");
+    assert_eq!(
+        results.matches("<li><strong>gemini-2.5-flash (gemini)</strong>: $").count(),
+        1,
+        "in the cost chart's list"
+    );
 }
 
 #[test]
@@ -700,6 +711,113 @@ fn containers_and_alerts_are_callouts_and_unknown_ones_fail_with_strict() {
     let out = vaultbench(&["publish", "--strict"], dir.path());
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("1 warning with --strict"), "{}", stderr(&out));
+}
+
+#[test]
+fn includes_publish_whole_and_every_unsupported_or_escaping_one_is_a_warning_not_a_failure() {
+    let dir = project();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(docs.join("guide/parts")).unwrap();
+    std::fs::create_dir_all(docs.join("src")).unwrap();
+    std::fs::write(dir.path().join("secret.md"), "SECRET TEXT").unwrap();
+    std::fs::write(
+        docs.join("guide/parts/basics.md"),
+        "---\ntitle: Part\n---\nIntro of the part.\n\n<!-- #region usage -->\n### Usage\n\nRun <code>it</code>.\n<!-- #endregion usage -->\n",
+    )
+    .unwrap();
+    std::fs::write(docs.join("src/lib.rs"), "fn one() {}\n// ANCHOR: two\nfn two() {}\n// ANCHOR_END: two\n").unwrap();
+    std::fs::write(
+        docs.join("guide/index.md"),
+        "# Guide\n\n<!--@include: ./parts/basics.md-->\n\n## Again\n\n<!--@include: ./parts/basics.md#usage{3,}-->\n\n\
+         ```rust\n{{#include ../src/lib.rs:two}}\n```\n\n{{#playground ../src/lib.rs}}\n\nWritten: \\{{#include x.rs}}\n\n\
+         <!--@include: ../../secret.md-->\n\n<!--@include: ./missing.md-->\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path().join("secret.md"), docs.join("guide/parts/link.md")).unwrap();
+    #[cfg(unix)]
+    std::fs::write(docs.join("linked.md"), "# Linked\n\n<!--@include: ./guide/parts/link.md-->\n").unwrap();
+    let out = vaultbench(&["publish", "--suite", "no-suite"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let page = Path::new("docs").join("guide").join("index.md");
+    assert!(
+        err.contains(&format!(
+            "{}:13: the mdBook directive `{{{{#playground ../src/lib.rs}}}}` is not supported",
+            page.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{}:17: include not expanded: `../../secret.md` leads outside the docs folder",
+            page.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{}:19: cannot include `./missing.md`: no such file", page.display())), "{err}");
+    #[cfg(unix)]
+    assert!(
+        err.contains("linked.md:3: cannot include `./guide/parts/link.md`: it links to a file outside the docs folder"),
+        "{err}"
+    );
+
+    let guide = read(dir.path(), "guide/index.html");
+    assert!(guide.contains("<p>Intro of the part.</p>"), "{guide}");
+    assert!(!guide.contains("title: Part"), "the part's frontmatter is left out: {guide}");
+    assert!(guide.contains("<p>Run <code>it</code>.</p>"), "{guide}");
+    assert_eq!(guide.matches("<h3 id=\"usage").count(), 1, "the second include starts at the region's line 3: {guide}");
+    assert!(guide.contains("<span class=\"hl-f\">two</span>"), "the anchor's lines, highlighted: {guide}");
+    assert!(!guide.contains("ANCHOR"), "{guide}");
+    assert!(guide.contains("{{#playground ../src/lib.rs}}") && guide.contains("Written: {{#include x.rs}}"), "{guide}");
+    for page in ["guide/index.html", "linked.html"] {
+        assert!(!read(dir.path(), page).contains("SECRET"), "{page}");
+    }
+    let out = vaultbench(&["publish", "--suite", "no-suite", "--strict"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("warnings with --strict"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("template error"), "{}", stderr(&out));
+}
+
+/// Pages built to make a preprocessor slow: lines of openers that never
+/// close, includes that double at every level. Each is read in time linear
+/// in its size, so the build takes seconds, not hours.
+#[test]
+fn hostile_include_and_dialect_pages_build_in_linear_time() {
+    let dir = project();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let n = 100_000;
+    let page = format!(
+        "# Openers\n\n{}\n\n{}\n\n{}\n\n{}x}}\n\n`{}\n",
+        "<!--@include: a.md".repeat(n / 4),
+        "{{#include a.md ".repeat(n / 4),
+        "<Badge {{ $x :a: <!-- ".repeat(n / 4),
+        "{{#include b.md {{#x ".repeat(n / 4),
+        "`` <!--@include: a.md-->".repeat(n / 8),
+    );
+    std::fs::write(docs.join("index.md"), &page).unwrap();
+    // Each file includes the next twice: 2^12 copies of the last without a cap.
+    for i in 0..12 {
+        std::fs::write(
+            docs.join(format!("d{i}.md")),
+            format!("{{{{#include d{0}.md}}}}\n{{{{#include d{0}.md}}}}\n", i + 1),
+        )
+        .unwrap();
+    }
+    std::fs::write(docs.join("d12.md"), "y".repeat(100_000)).unwrap();
+    std::fs::write(docs.join("double.md"), "# Double\n\n<!--@include: ./d0.md-->\n").unwrap();
+    let start = std::time::Instant::now();
+    let out = vaultbench(&["publish", "--suite", "no-suite"], dir.path());
+    let elapsed = start.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Seconds on a loaded machine in a debug build; quadratic work would be hours.
+    assert!(elapsed < std::time::Duration::from_secs(120), "{elapsed:?}");
+    let err = stderr(&out);
+    assert!(err.lines().count() < 100, "a line of broken includes is one warning: {}", err.lines().count());
+    assert!(err.contains("includes nested deeper than 8") || err.contains("larger than"), "{err}");
+    let double = std::fs::metadata(dir.path().join("site/double.html")).unwrap().len();
+    assert!(double < 40 << 20, "the doubling page is capped: {double} bytes");
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! headless Chromium by `tests/audit/site-audit.mjs`: Lighthouse at least 95
 //! in all four categories, mobile and desktop, on the home, results and a
 //! baseline page; axe-core finds no violation on any page, in the light and
-//! the dark theme; the Nu HTML checker finds no error on any page of our site
+//! the dark theme (and with the search open on results, and code group tabs
+//! made); the Nu HTML checker finds no error on any page of our site
 //! and of the reference project's VitePress corpus.
 //!
 //! Each test skips, saying what is missing, when its tools are absent:
@@ -155,7 +156,12 @@ fn axe_core_finds_no_violations_on_any_page_in_either_theme() {
     for kind in ["compare", "baselines/openai-smollm2-135m-instruct/carrow-point-light-notices/run-1.html"] {
         assert!(site.join(kind).exists(), "{kind}");
     }
-    let (ok, text) = audit(&node, &modules, &chromium, &site, &["--axe", "all"]);
+    // The publishing page has a code group (tabs); the results page is also
+    // audited with its search open on results.
+    let publishing = std::fs::read_to_string(site.join("publishing.html")).unwrap();
+    assert!(publishing.contains("<div class=\"container-code-group\">"), "the audit covers a code group");
+    let (ok, text) =
+        audit(&node, &modules, &chromium, &site, &["--axe", "all,results.html?q=smollm2,tasks.html?q=carrow"]);
     assert!(text.contains("axe: 0 violations"), "{text}");
     assert!(ok, "{text}");
 }

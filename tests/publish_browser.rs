@@ -183,9 +183,10 @@ fn the_results_page_reloads_with_a_new_baseline_within_two_seconds() {
     );
     let link = driver.eval("return document.querySelector('table.results tbody tr td:nth-child(12) a').href;");
     assert_eq!(link, json!("https://example.org/repo/commit/0123abc"));
-    // The chart is drawn without JavaScript, as SVG: four tier tracks, and a
-    // bar for the one tier (T2) the baseline has.
-    assert_eq!(driver.eval("return document.querySelectorAll('figure.chart svg rect').length;"), json!(5));
+    // The tier chart is drawn without JavaScript, in HTML: four tier tracks,
+    // and a bar for the one tier (T2) the baseline has.
+    assert_eq!(driver.eval("return document.querySelectorAll('.tier-chart .bar-track').length;"), json!(4));
+    assert_eq!(driver.eval("return document.querySelectorAll('.tier-chart .bar').length;"), json!(1));
     assert!(
         eventually(Duration::from_secs(10), || driver
             .eval("return document.documentElement.getAttribute('data-live-reload');")
@@ -505,4 +506,392 @@ fn a_reader_sorts_filters_follows_a_run_to_its_transcript_and_compares_two_model
         json!("none"),
         "the navigation folds behind the Menu button"
     );
+}
+
+/// A model name of 40 characters, as long as the results table must fit.
+const LONG_MODEL: &str = "gemma-4-instruct-long-quantized-q4-k-mxl";
+
+/// A project with our docs, a suite of one task whose request says "toll
+/// handcart", and three baselines, one of them with a 40-character model
+/// name; published to `site/`. `page` adds a docs page (name, text).
+fn wide_project(page: Option<(&str, &str)>) -> tempfile::TempDir {
+    assert_eq!(LONG_MODEL.len(), 40);
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&repo_docs(), &dir.path().join("docs"));
+    if let Some((name, text)) = page {
+        std::fs::write(dir.path().join("docs").join(name), text).unwrap();
+    }
+    std::fs::write(dir.path().join("vaultbench.toml"), "[site]\nrepository = \"https://example.org/repo\"\n").unwrap();
+    let suite = dir.path().join("suite");
+    std::fs::create_dir_all(suite.join("fixtures/depot")).unwrap();
+    std::fs::create_dir_all(suite.join("tasks")).unwrap();
+    std::fs::write(suite.join("fixtures/depot/log.md"), "The toll handcart left at 06:10.\n").unwrap();
+    std::fs::write(
+        suite.join("tasks/depot-handcart.json"),
+        r#"{"id": "depot-handcart", "description": "read the depot log", "userMessage": "When did the toll handcart leave the depot? Read eval-scratch/log.md.",
+        "difficulty": "T2", "category": "retrieval", "fixture": "depot", "expectedTools": ["read_file"],
+        "outputMatchers": [{"type": "contains", "value": "06:10"}], "toolCallBudget": 3, "maxTurns": 5, "timeoutMs": 20000}"#,
+    )
+    .unwrap();
+    let baselines = dir.path().join("evals/baselines");
+    let tasks: &[(&str, &[bool])] = &[("depot-handcart", &[true, true, false]), ("alpha", &[true, false, false])];
+    common::write_result(&baselines.join("ollama-long.json"), &common::sample_result("ollama", LONG_MODEL, tasks));
+    common::write_result(
+        &baselines.join("gemini-second.json"),
+        &common::sample_result(
+            "gemini",
+            "second-model",
+            &[("depot-handcart", &[true, true, true]), ("alpha", &[true, true, false])],
+        ),
+    );
+    common::write_result(
+        &baselines.join("openai-third.json"),
+        &common::sample_result(
+            "openai",
+            "third-model",
+            &[("depot-handcart", &[false, false, false]), ("alpha", &[true, false, true])],
+        ),
+    );
+    let out = common::vaultbench(&["publish", "--strict", "--suite", suite.to_str().unwrap()], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    dir
+}
+
+/// Set the window's size (its inner width is what media queries see).
+fn window(driver: &Driver, width: u32, height: u32) {
+    driver.call(
+        "POST",
+        &format!("/session/{}/window/rect", driver.session),
+        Some(json!({"width": width, "height": height})),
+    );
+}
+
+/// The elements matching `css` whose right edge is past the viewport, or
+/// that lie under the sticky first column, as "text: left-right".
+fn outside_viewport(driver: &Driver, css: &str) -> Value {
+    driver.eval(&format!(
+        "var w = document.documentElement.clientWidth; \
+         return Array.from(document.querySelectorAll({css:?})).filter(e => {{ var r = e.getBoundingClientRect(); return r.right > w + 0.5 || r.left < 0; }}) \
+           .map(e => e.textContent.trim().slice(0, 30) + ': ' + Math.round(e.getBoundingClientRect().left) + '-' + Math.round(e.getBoundingClientRect().right) + ' of ' + w);"
+    ))
+}
+
+#[test]
+fn at_1280_px_every_column_chart_and_note_fits_and_at_390_px_model_solve_k_and_every_tier_show() {
+    let Some((chromium, chromedriver)) = programs() else { return };
+    let dir = wide_project(None);
+    let site = dir.path().join("site");
+    let driver = Driver::start(&chromium, &chromedriver);
+    window(&driver, 1280, 900);
+    driver.goto(&file_url(&site.join("results.html")));
+    // The window is 1280 px wide, its scroll bar included.
+    assert!(driver.eval("return window.innerWidth;") == json!(1280), "{}", driver.eval("return window.innerWidth;"));
+    let long = driver.eval(&format!(
+        "return Array.from(document.querySelectorAll('table.results td.model')).some(td => td.textContent.trim() === '{LONG_MODEL}');"
+    ));
+    assert_eq!(long, json!(true), "the 40-character name is in the table, whole");
+    // Every header and cell of the table, the note under it, the tier chart
+    // and the legends are within the viewport: nothing to scroll to.
+    for css in [
+        "table.results th",
+        "table.results td",
+        "p.table-note",
+        ".tier-chart .tier-cell",
+        ".tier-chart .tier-model",
+        ".chart-legend li",
+        "ol.chart-points li",
+        "svg.line-chart",
+    ] {
+        assert_eq!(outside_viewport(&driver, css), json!([]), "{css} at 1280 px");
+    }
+    let scroller = driver.eval(
+        "var s = document.querySelector('table.results').closest('.table-scroll'); return s.scrollWidth - s.clientWidth;",
+    );
+    assert_eq!(scroller, json!(0), "the results table does not scroll sideways at 1280 px");
+    // The note wraps: it is several lines, none cut.
+    let note = driver.eval(
+        "var p = document.querySelector('p.table-note'); return {lines: Math.round(p.getBoundingClientRect().height / parseFloat(getComputedStyle(p).lineHeight)), overflow: p.scrollWidth - p.clientWidth, text: p.textContent.trim().slice(0, 11)};",
+    );
+    assert_eq!(note["text"], json!("Noise floor"), "{note}");
+    assert!(note["lines"].as_i64().unwrap() >= 2 && note["overflow"] == json!(0), "{note}");
+    // The whole name is on the chart rows and in the legend, and on hover.
+    let titles = driver.eval("return Array.from(document.querySelectorAll('.tier-model[title]')).map(e => e.title);");
+    assert!(titles.as_array().unwrap().contains(&json!(format!("{LONG_MODEL} (ollama)"))), "{titles}");
+    let legend =
+        driver.eval("return Array.from(document.querySelectorAll('.chart-legend li')).map(e => e.textContent.trim());");
+    assert!(legend.as_array().unwrap().contains(&json!(format!("{LONG_MODEL} (ollama)"))), "{legend}");
+
+    // A baseline page and the matrix use the width too.
+    driver.goto(&file_url(&site.join("baselines/ollama-long.html")));
+    assert_eq!(outside_viewport(&driver, "main table th, main .chart-legend li, main h1"), json!([]));
+    driver.goto(&file_url(&site.join("matrix.html")));
+    assert_eq!(outside_viewport(&driver, "table.matrix th"), json!([]));
+
+    // Phone width: the model, solve^k and every tier in view; the table
+    // scrolls in itself, keeping the model column.
+    window(&driver, 390, 844);
+    driver.goto(&file_url(&site.join("results.html")));
+    let w = driver.eval("return document.documentElement.clientWidth;").as_f64().unwrap();
+    assert!(w <= 390.0, "{w}");
+    for row in 1..=3 {
+        let cells = driver.eval(&format!(
+            "var tr = document.querySelector('table.results tbody tr:nth-child({row})'); \
+             return [tr.querySelector('td.model'), tr.cells[5]].map(c => c.getBoundingClientRect().right <= {w});"
+        ));
+        assert_eq!(cells, json!([true, true]), "row {row}: model and solve^k in view");
+    }
+    assert_eq!(outside_viewport(&driver, ".tier-chart .tier-cell, .tier-chart .tier-model, svg.line-chart"), json!([]));
+    assert_eq!(
+        driver.eval("return document.querySelectorAll('.tier-chart .tier-row:not(.tier-head) .tier-cell').length;"),
+        json!(12),
+        "four tiers for each of three models"
+    );
+    assert_eq!(
+        driver.eval("return document.documentElement.scrollWidth <= document.documentElement.clientWidth;"),
+        json!(true)
+    );
+    // Scrolled sideways, the model column stays.
+    let sticky = driver.eval(
+        "var s = document.querySelector('table.results').closest('.table-scroll'); var td = document.querySelector('table.results td.model'); \
+         var before = td.getBoundingClientRect().left; s.scrollLeft = 200; return [s.scrollLeft > 0, Math.abs(td.getBoundingClientRect().left - before) < 1];",
+    );
+    assert_eq!(sticky, json!([true, true]));
+
+    // The home page: no copy button covers its code's first line.
+    window(&driver, 1280, 900);
+    driver.goto(&file_url(&site.join("index.html")));
+    let covered = driver.eval(
+        "return Array.from(document.querySelectorAll('div.code')).filter(block => { \
+           var button = block.querySelector('button.copy'); var code = block.querySelector('code'); \
+           if (!button || !code.firstChild) return true; \
+           var range = document.createRange(); range.selectNodeContents(code); \
+           var b = button.getBoundingClientRect(); \
+           return Array.from(range.getClientRects()).some(r => r.width > 0 && r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom); \
+         }).length;",
+    );
+    assert_eq!(covered, json!(0), "a copy button covers code, or a block has none");
+    assert!(driver.eval("return document.querySelectorAll('div.code button.copy').length;").as_u64().unwrap() > 0);
+}
+
+/// A static file server on 127.0.0.1 for `root` that answers for the search
+/// index only after `delay`, as a slow connection would.
+fn slow_index_server(root: PathBuf, delay: Duration) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(Result::ok) {
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(&stream);
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    return;
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("/").split(['?', '#']).next().unwrap_or("/");
+                let path = if path.ends_with('/') { format!("{path}index.html") } else { path.to_string() };
+                let file = root.join(path.trim_start_matches('/'));
+                if path.ends_with("search-index.js") {
+                    std::thread::sleep(delay);
+                }
+                let (status, body) = match (path.contains(".."), std::fs::read(&file)) {
+                    (false, Ok(body)) => ("200 OK", body),
+                    _ => ("404 Not Found", b"not found".to_vec()),
+                };
+                let kind = match file.extension().and_then(|e| e.to_str()) {
+                    Some("html") => "text/html; charset=utf-8",
+                    Some("js") => "text/javascript",
+                    Some("css") => "text/css",
+                    Some("svg") => "image/svg+xml",
+                    _ => "application/octet-stream",
+                };
+                let mut stream = &stream;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(&body);
+            });
+        }
+    });
+    url
+}
+
+const HITS: &str = "return Array.from(document.querySelectorAll('#search-results a')).map(a => \
+    [a.querySelector('.hit-title').textContent, a.pathname.split('/').pop() + a.hash, (a.querySelector('.hit-text') || {}).textContent || '']);";
+
+#[test]
+fn search_takes_a_query_typed_right_after_focus_finds_requests_and_opens_from_the_address() {
+    let Some((chromium, chromedriver)) = programs() else { return };
+    let dir = wide_project(None);
+    // The index comes 1.5 s after it is asked for: whatever is typed
+    // meanwhile must be searched once it is here.
+    let url = slow_index_server(dir.path().join("site"), Duration::from_millis(1500));
+    let driver = Driver::start(&chromium, &chromedriver);
+    driver.goto(&format!("{url}tools.html"));
+    driver.click("#search-input");
+    driver.keys("toll handcart");
+    assert!(
+        driver.wait_until(
+            "var r = document.querySelector('#search-results'); return !r.hidden && r.querySelectorAll('a').length > 0;"
+        ),
+        "the query typed while the index loaded was dropped: {}",
+        driver.eval("return document.querySelector('#search-results').textContent;")
+    );
+    let hits = driver.eval(HITS);
+    let first = &hits[0];
+    assert_eq!(first[0], json!("Task catalog › depot-handcart"), "{hits}");
+    assert_eq!(first[1], json!("tasks.html#task-depot-handcart"), "{hits}");
+    assert!(
+        first[2].as_str().unwrap().contains("Request: When did the toll handcart leave"),
+        "a clean snippet: {hits}"
+    );
+    // The address follows the query.
+    assert_eq!(driver.eval("return new URLSearchParams(location.search).get('q');"), json!("toll handcart"));
+
+    // A task's category and id, and a model's own page.
+    driver.eval("var i = document.querySelector('#search-input'); i.value = ''; i.focus(); return null;");
+    driver.keys(LONG_MODEL);
+    assert!(driver.wait_until("return document.querySelectorAll('#search-results a').length > 0;"));
+    let hits = driver.eval(HITS);
+    let targets: Vec<&str> = hits.as_array().unwrap().iter().map(|h| h[1].as_str().unwrap()).collect();
+    assert!(targets.contains(&"results.html#model-ollama-long"), "its row: {hits}");
+    assert!(targets.iter().any(|t| t.starts_with("ollama-long.html")), "its own page: {hits}");
+    let row = hits.as_array().unwrap().iter().find(|h| h[1] == json!("results.html#model-ollama-long")).unwrap();
+    assert!(row[2].as_str().unwrap().starts_with("solve^k "), "a sentence, not the row's cells: {row}");
+
+    // ?q= opens the search with its results, from disk too.
+    driver.goto(&format!("{}?q=retrieval", file_url(&dir.path().join("site/results.html"))));
+    assert!(driver.wait_until(
+        "var r = document.querySelector('#search-results'); return !r.hidden && r.querySelectorAll('a').length > 0;"
+    ));
+    assert_eq!(driver.eval("return document.querySelector('#search-input').value;"), json!("retrieval"));
+    let hits = driver.eval(HITS);
+    assert!(hits.as_array().unwrap().iter().any(|h| h[1] == json!("tasks.html#task-depot-handcart")), "{hits}");
+    let per_page = driver.eval(
+        "var n = {}; document.querySelectorAll('#search-results a').forEach(a => n[a.pathname] = (n[a.pathname] || 0) + 1); return Math.max.apply(null, Object.values(n));",
+    );
+    assert!(per_page.as_u64().unwrap() <= 3, "at most three hits from one page: {hits}");
+}
+
+#[test]
+fn code_group_tabs_switch_by_mouse_and_by_keyboard() {
+    let Some((chromium, chromedriver)) = programs() else { return };
+    let page = "# Install\n\n::: code-group\n\n```sh [npm]\nnpm install x\n```\n\n```sh [cargo]\ncargo add x\n```\n\n```toml [Cargo.toml]\nx = \"1\"\n```\n\n:::\n";
+    let dir = wide_project(Some(("install.md", page)));
+    let driver = Driver::start(&chromium, &chromedriver);
+    driver.goto(&file_url(&dir.path().join("site/install.html")));
+    let state = "return {tabs: Array.from(document.querySelectorAll('[role=tablist] [role=tab]')).map(t => t.textContent + (t.getAttribute('aria-selected') === 'true' ? '*' : '')), \
+        shown: Array.from(document.querySelectorAll('[role=tabpanel]')).filter(p => !p.hidden && p.offsetHeight > 0).map(p => p.querySelector('code').textContent.trim()), \
+        focus: document.activeElement.textContent};";
+    let s = driver.eval(state);
+    assert_eq!(s["tabs"], json!(["npm*", "cargo", "Cargo.toml"]), "{s}");
+    assert_eq!(s["shown"], json!(["npm install x"]), "{s}");
+    // Each panel is labelled by its tab, each tab controls its panel.
+    let wired = driver.eval(
+        "return Array.from(document.querySelectorAll('[role=tab]')).every(t => { var p = document.getElementById(t.getAttribute('aria-controls')); \
+           return p && p.getAttribute('role') === 'tabpanel' && p.getAttribute('aria-labelledby') === t.id; });",
+    );
+    assert_eq!(wired, json!(true));
+    // The mouse.
+    driver.click("[role=tab]:nth-child(2)");
+    let s = driver.eval(state);
+    assert_eq!(s["tabs"], json!(["npm", "cargo*", "Cargo.toml"]), "{s}");
+    assert_eq!(s["shown"], json!(["cargo add x"]), "{s}");
+    // The keyboard: arrows move and select, wrapping; Home and End.
+    driver.keys("\u{E014}"); // ArrowRight
+    let s = driver.eval(state);
+    assert_eq!(
+        (s["tabs"].clone(), s["shown"].clone(), s["focus"].clone()),
+        (json!(["npm", "cargo", "Cargo.toml*"]), json!(["x = \"1\""]), json!("Cargo.toml")),
+        "{s}"
+    );
+    driver.keys("\u{E014}");
+    assert_eq!(driver.eval(state)["tabs"], json!(["npm*", "cargo", "Cargo.toml"]), "wraps to the first");
+    driver.keys("\u{E012}"); // ArrowLeft
+    assert_eq!(driver.eval(state)["tabs"], json!(["npm", "cargo", "Cargo.toml*"]));
+    driver.keys("\u{E011}"); // Home
+    assert_eq!(driver.eval(state)["shown"], json!(["npm install x"]));
+    driver.keys("\u{E010}"); // End
+    let s = driver.eval(state);
+    assert_eq!((s["shown"].clone(), s["focus"].clone()), (json!(["x = \"1\""]), json!("Cargo.toml")), "{s}");
+    // Only the selected tab is in the tab order.
+    assert_eq!(
+        driver.eval("return Array.from(document.querySelectorAll('[role=tab]')).map(t => t.tabIndex);"),
+        json!([-1, -1, 0])
+    );
+}
+
+/// `vaultbench view` in the browser while a sweep runs: the home page says
+/// how many runs have finished and reloads by itself as more finish; from
+/// it, the run, a task, a run's transcript and the comparison with the
+/// baseline it would replace are a click away.
+#[test]
+fn view_follows_a_running_sweep_and_leads_to_a_run_its_transcript_and_the_comparison() {
+    let Some((chromium, chromedriver)) = programs() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("evals");
+    let suite = suite.to_str().unwrap();
+    let run = |results: &str, delay: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_vaultbench"))
+            .args(["run", "--provider", "reference", "--suite", suite, "--results", results, "--task", "ferry"])
+            .args(["--jobs", "1", "--cell-delay-ms", delay])
+            .current_dir(root)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // The baseline it would replace: an earlier sweep of the same provider and model.
+    assert!(run("earlier", "0").wait().unwrap().success());
+    let earlier = common::json_files(&root.join("earlier")).pop().unwrap();
+    std::fs::create_dir_all(root.join("evals/baselines")).unwrap();
+    std::fs::copy(&earlier, root.join("evals/baselines/reference-reference.json")).unwrap();
+    let mut sweep = run("evals/results", "900");
+    assert!(
+        eventually(Duration::from_secs(20), || std::fs::read_dir(root.join("evals/results"))
+            .is_ok_and(|d| d.flatten().any(|e| e.path().join("sweep.json").is_file()))),
+        "the sweep did not start"
+    );
+    let view = Watcher::serving(root, &["view", "--suite", suite, "--port", "0"]);
+    let driver = Driver::start(&chromium, &chromedriver);
+    driver.goto(&format!("{}index.html", view.url));
+    let finished = "var m = document.querySelector('main').textContent.match(/(\\d+) of (\\d+) runs have finished/); \
+        return m ? Number(m[1]) : -1;";
+    let first = driver.eval(finished).as_i64().unwrap();
+    assert!(first >= 0, "the page says how far the sweep is");
+    assert!(driver.wait_until("return document.documentElement.getAttribute('data-live-reload') === 'connected';"));
+    // No one reloads: the page does, as runs finish.
+    assert!(
+        eventually(Duration::from_secs(20), || driver.eval(finished).as_i64().is_some_and(|n| n > first)),
+        "the open page did not follow the sweep"
+    );
+    assert!(sweep.wait().unwrap().success());
+    assert!(
+        eventually(Duration::from_secs(15), || driver.eval(finished) == json!(-1)),
+        "the finished sweep still shows as running"
+    );
+    // The run, a task, a run's transcript.
+    driver.click("main a[href^='baselines/run-']");
+    assert!(driver.wait_until("return /\\/baselines\\/run-[^/]+\\.html$/.test(location.pathname);"));
+    let task = driver.eval("return document.querySelector('a[href$=\"ferry-read-toll.html\"]').href;");
+    driver.goto(task.as_str().unwrap());
+    assert!(driver.wait_until("return location.pathname.endsWith('/ferry-read-toll.html');"));
+    assert!(driver.eval("return document.querySelector('.check-what').textContent.length > 0;") == json!(true));
+    driver.click("a.transcript-link");
+    assert!(driver.wait_until("return location.pathname.endsWith('/ferry-read-toll/run-1.html');"));
+    assert!(driver.wait_until(
+        "return Array.from(document.querySelectorAll('ol.conversation li')).some(li => li.textContent.includes('tolls-2032'));"
+    ));
+    // The comparison with the baseline.
+    driver.goto(&format!("{}compare.html", view.url));
+    let pair = driver.eval("var a = document.querySelector('a[href*=\"compare/\"]'); return a ? a.href : null;");
+    let pair = pair.as_str().expect("a link to the comparison of the two").to_string();
+    driver.goto(&pair);
+    assert!(driver.wait_until("return document.querySelectorAll('table').length > 0;"));
+    assert_eq!(driver.eval(STYLED), json!(true));
+    drop(driver);
+    assert_eq!(view.interrupt(), Some(130));
 }

@@ -209,8 +209,7 @@ fn a_rebuild_after_each_change_gives_the_site_a_fresh_build_gives() {
     let out = options("site").output_dir().unwrap();
     let mut rebuild = |kind: ChangeKind, what: &str| {
         watched.reload(kind).unwrap();
-        let built = watched.render().unwrap();
-        watched.write(&built, &out, None).unwrap();
+        watched.build_into(&out, None, false).unwrap();
         let _ = std::fs::remove_dir_all(root.join("fresh"));
         vaultbench::publish::build(&options("fresh")).unwrap();
         let (incremental, fresh) = (tree(&root.join("site")), tree(&root.join("fresh")));
@@ -267,4 +266,47 @@ fn a_rebuild_after_each_change_gives_the_site_a_fresh_build_gives() {
     rebuild(ChangeKind::Templates, "a template reading the results on every page");
     std::fs::write(&ours, &text).unwrap();
     rebuild(ChangeKind::Baselines, "a baseline read by every page");
+}
+
+/// The docs folder deleted and made again, then replaced by a rename (what
+/// `git checkout` and some editors do): every edit after each still shows,
+/// not only the first. A one-off build into the folder the preview serves is
+/// refused, naming the preview, so the preview never serves an older build.
+#[test]
+fn edits_keep_showing_after_the_docs_folder_is_replaced_and_one_off_builds_are_refused() {
+    let dir = project();
+    let w = Watcher::start(dir.path(), &[]);
+    let docs = dir.path().join("docs");
+    let url = format!("{}tools.html", w.url);
+    let edit = |marker: &str| {
+        let file = docs.join("tools.md");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, format!("{text}\n\n{marker}\n")).unwrap();
+        assert!(eventually(WAIT, || get(&url).body.contains(marker)), "{marker} did not show");
+    };
+    edit("first-edit-before-anything");
+
+    // Deleted and made again.
+    let kept = dir.path().join("kept-docs");
+    copy_dir(&docs, &kept);
+    std::fs::remove_dir_all(&docs).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    copy_dir(&kept, &docs);
+    edit("edit-after-recreate-one");
+    edit("edit-after-recreate-two");
+
+    // Replaced by a rename.
+    let next = dir.path().join("docs.next");
+    copy_dir(&docs, &next);
+    let old = dir.path().join("docs.old");
+    std::fs::rename(&docs, &old).unwrap();
+    std::fs::rename(&next, &docs).unwrap();
+    edit("edit-after-rename-one");
+    edit("edit-after-rename-two");
+
+    let one_off = common::vaultbench(&["publish", "--docs", "docs", "--out", "site"], dir.path());
+    assert!(!one_off.status.success(), "a one-off build wrote into the served folder");
+    assert!(common::stderr(&one_off).contains("publish --watch"), "{}", common::stderr(&one_off));
+    assert!(get(&url).body.contains("edit-after-rename-two"));
+    assert_eq!(w.interrupt(), Some(130));
 }

@@ -152,11 +152,25 @@ pub enum VaultAssertion {
         path: String,
         fixture: String,
     },
+    /// A vaultbench extension: every file of the vault outside `except` is
+    /// byte for byte as the run found it, none was removed and none added.
+    NothingElseChanged {
+        #[serde(default)]
+        except: Vec<String>,
+    },
 }
 
-pub const ASSERTION_TYPES: &[&str] =
-    &["fileExists", "fileAbsent", "fileContains", "fileLacks", "fileMatches", "frontmatterEquals", "fileUnchanged"];
-pub const ASSERTION_FIELDS: &[&str] = &["type", "path", "value", "flags", "key", "fixture"];
+pub const ASSERTION_TYPES: &[&str] = &[
+    "fileExists",
+    "fileAbsent",
+    "fileContains",
+    "fileLacks",
+    "fileMatches",
+    "frontmatterEquals",
+    "fileUnchanged",
+    "nothingElseChanged",
+];
+pub const ASSERTION_FIELDS: &[&str] = &["type", "path", "value", "flags", "key", "fixture", "except"];
 
 impl VaultAssertion {
     /// The assertion's `type` as written in task files.
@@ -169,11 +183,14 @@ impl VaultAssertion {
             Self::FileMatches { .. } => "fileMatches",
             Self::FrontmatterEquals { .. } => "frontmatterEquals",
             Self::FileUnchanged { .. } => "fileUnchanged",
+            Self::NothingElseChanged { .. } => "nothingElseChanged",
         }
     }
 
+    /// The file the assertion is about; empty for one about the whole vault.
     pub fn path(&self) -> &str {
         match self {
+            Self::NothingElseChanged { .. } => "",
             Self::FileExists { path }
             | Self::FileAbsent { path }
             | Self::FileContains { path, .. }

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::publish::view::ViewOptions;
 use crate::publish::{PublishOptions, WatchOptions};
 
 /// Build the docs site: the Markdown pages of --docs as HTML in --out, with
@@ -75,5 +76,57 @@ impl PublishArgs {
 
     pub fn watch_options(&self) -> WatchOptions {
         WatchOptions { port: self.port, ..WatchOptions::default() }
+    }
+}
+
+/// Look at one result before blessing it: the explorer's pages (its figures,
+/// every task with its runs, each check in words, the response and the
+/// transcript, the failure breakdown) and the comparison with the baseline of
+/// the same provider and model, with the tasks added, removed and edited since
+/// it. Served on 127.0.0.1 and refreshed as a running sweep finishes runs, or
+/// exported with --out.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Examples:\n  vaultbench view                      # the latest result (or the sweep still running), served\n  \
+    vaultbench view 2026-11-25T10:00:00.000Z --port 8080\n  vaultbench view evals/results/run.json --out review/   # \
+    static pages to share"
+)]
+pub struct ViewArgs {
+    /// A result file, a run id or a sweep's folder [default: the latest in --results, by its run's own time, a
+    /// sweep still running included]
+    #[arg(value_name = "RESULT")]
+    pub result: Option<String>,
+    /// Where sweeps write their results.
+    #[arg(long, value_name = "DIR", default_value = "evals/results")]
+    pub results: PathBuf,
+    /// Where the baseline of the same provider and model is looked for.
+    #[arg(long, value_name = "DIR", default_value = "evals/baselines")]
+    pub baselines: PathBuf,
+    /// The suite folder (holding tasks/ and checks/): task details and checks in words.
+    #[arg(long, value_name = "DIR", default_value = "evals")]
+    pub suite: PathBuf,
+    /// Templates on disk that override the built-in ones.
+    #[arg(long, value_name = "DIR", default_value = "templates")]
+    pub templates: PathBuf,
+    /// Write the pages into this folder (new, empty or made by vaultbench) instead of serving them.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The server's port (0: a free port, printed).
+    #[arg(long, default_value_t = 0, conflicts_with = "out")]
+    pub port: u16,
+}
+
+impl ViewArgs {
+    pub fn options(&self) -> ViewOptions {
+        ViewOptions {
+            result: self.result.clone(),
+            results: self.results.clone(),
+            baselines: self.baselines.clone(),
+            suite: self.suite.clone(),
+            templates: self.templates.clone(),
+            out: self.out.clone(),
+            port: self.port,
+            poll: std::time::Duration::from_millis(500),
+        }
     }
 }

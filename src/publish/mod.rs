@@ -22,6 +22,7 @@ pub mod model;
 pub mod render;
 mod serve;
 pub mod site;
+pub mod view;
 pub mod watch;
 pub mod write;
 
@@ -29,7 +30,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 pub use site::{ChangeKind, Site};
 pub use watch::{Notice, Stopped, WatchOptions};
@@ -159,11 +160,8 @@ fn build_keeping(options: &PublishOptions) -> Result<(BuildReport, Site, site::B
     // Before anything is read: a refused --out is told at once.
     let out = options.output_dir()?;
     let mut site = Site::load(options.clone())?;
-    let built = site.render()?;
-    if options.strict && !built.warnings.is_empty() {
-        bail!("{}", strict_failure(&built.warnings));
-    }
-    let written = site.write(&built, &out, None)?;
+    site.once();
+    let (built, written) = site.build_into(&out, None, options.strict)?;
     let report = built.report(options, written, start.elapsed());
     Ok((report, site, built))
 }

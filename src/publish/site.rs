@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context as _, Result, anyhow, bail};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -21,13 +21,15 @@ use crate::publish::load::content::{self, Asset, Content, Outline, Page};
 use crate::publish::load::dates::{self, Dates};
 use crate::publish::model::baseline::BaselineView;
 use crate::publish::model::compare::{self, PairPage};
-use crate::publish::model::history::{self as history_model, CHANGES_PAGE, ChangesView, ModelSection};
+use crate::publish::model::history::{self as history_model, CHANGES_PAGE, ChangesView, HistoryView, ModelSection};
 use crate::publish::model::results::{self, SuiteView};
 use crate::publish::model::runs::{RunView, TaskPage};
 use crate::publish::model::transcripts::{self, TranscriptView, Transcripts};
+use crate::publish::render::dialect;
 use crate::publish::render::escape::escape_html;
 use crate::publish::render::highlight;
 use crate::publish::render::html::{self, OutlineLevels};
+use crate::publish::render::include;
 use crate::publish::render::links::{self, SiteIndex};
 use crate::publish::render::markdown;
 use crate::publish::render::search::{self, SearchIndex};
@@ -115,6 +117,8 @@ pub struct Site {
     stamps: write::Stamps,
     /// What the last build derived from each baseline (kept with the pages).
     derived: results::Derived,
+    /// Built once and dropped ([`Site::once`]).
+    once: bool,
 }
 
 /// Rendered pages by logical path, each with the digest of everything it
@@ -339,7 +343,50 @@ impl Site {
                 kept: Mutex::new(None),
                 stamps: write::Stamps::default(),
                 derived: results::Derived::default(),
+                once: false,
             })
+        })
+    }
+
+    /// The site of `vaultbench view`: no docs folder, but `home` as its home
+    /// page (Markdown), and as its baselines the given ones with their
+    /// transcripts (a result being looked at and the baseline it would
+    /// replace); the suite and templates of `options`. Every later stage is
+    /// the one a `publish` build runs.
+    pub fn for_view(
+        options: PublishOptions,
+        title: String,
+        home: String,
+        baselines: Vec<(Baseline, Result<Transcripts, String>)>,
+    ) -> Result<Site> {
+        let config = SiteConfig { title, last_updated: false, ..SiteConfig::default() };
+        let (suite, suite_warnings) = load_suite(&options.suite);
+        let templates = templates::load(&options.templates)?;
+        let home_file = options.docs.join("index.md");
+        let mut content = Content::default();
+        content.pages.push(content::page_from_text(&home_file, "index.md".into(), &home)?);
+        let mut evidence = HashMap::new();
+        let mut kept = Vec::new();
+        for (baseline, transcripts) in baselines {
+            evidence.insert(baseline.stem.clone(), transcripts);
+            kept.push(baseline);
+        }
+        Ok(Site {
+            options,
+            config,
+            templates,
+            content,
+            baselines: kept,
+            baseline_warnings: Vec::new(),
+            evidence,
+            suite,
+            suite_warnings,
+            dates: Dates::new(),
+            history: Arc::default(),
+            kept: Mutex::new(None),
+            stamps: write::Stamps::default(),
+            derived: results::Derived::default(),
+            once: true,
         })
     }
 
@@ -384,75 +431,290 @@ impl Site {
         &self.history
     }
 
-    /// Write a rendered site to the output folder; `owner` is the caller's
-    /// hold on the folder, if it serves it (`--watch`).
-    pub fn write(&mut self, built: &Built, out: &OutputDir, owner: Option<&Ownership>) -> Result<WriteStats> {
-        let written = out.write(&built.files, &mut self.stamps, owner)?;
-        crate::publish::render::highlight::save_cache();
-        Ok(written)
+    /// This site is built once and then dropped (a one-off build): what a
+    /// page no longer needs once the pages' data is made is released as the
+    /// build goes, so that memory holds one copy of the baselines' runs.
+    pub fn once(&mut self) {
+        self.once = true;
     }
 
-    /// Render every page. Errors (a template or page that cannot be
-    /// rendered) are all collected and returned together.
+    /// What the last write left in the output folder: handed from one site
+    /// to the next by a caller that loads a new one for each build (`view`).
+    pub fn stamps_mut(&mut self) -> &mut write::Stamps {
+        &mut self.stamps
+    }
+
+    /// Render every page and write it as it is made: the site is never held
+    /// in memory whole. With `strict`, a warning stops the build before
+    /// anything is written. `owner` is the caller's hold on the folder, if it
+    /// serves it (`--watch`).
+    pub fn build_into(
+        &mut self,
+        out: &OutputDir,
+        owner: Option<&Ownership>,
+        strict: bool,
+    ) -> Result<(Built, WriteStats)> {
+        let mut stamps = std::mem::take(&mut self.stamps);
+        let mut sink = Writer { out, owner, strict, stamps: &stamps, writing: None };
+        let built = self.render_into(&mut sink);
+        let writing = sink.writing.take();
+        drop(sink);
+        let result = built.and_then(|built| {
+            let writing = writing.context("the build wrote nothing")?;
+            Ok((built, writing.finish(&mut stamps)?))
+        });
+        self.stamps = stamps;
+        crate::publish::render::highlight::save_cache();
+        result
+    }
+
+    /// Render every page, in named stages: the results data, the list of
+    /// generated pages (the one list of them), the claim of every output
+    /// path, the docs pages, the navigation, every page through its
+    /// template with the search index and sitemap, and the files copied as
+    /// they are. Errors (a template or page that cannot be rendered) are all
+    /// collected and returned together.
     pub fn render(&mut self) -> Result<Built> {
-        let mut warnings: Vec<Warning> = Vec::new();
+        let mut files = Vec::new();
+        let summary = self.render_into(&mut Collect(&mut files))?;
+        Ok(Built { files, ..summary })
+    }
+
+    /// [`Site::render`], handing the files to `sink` as they are made: every
+    /// path and the warnings first, then the pages in parts of
+    /// [`PAGES_AT_ONCE`], so that a build never holds the whole site in
+    /// memory. What it returns holds no files.
+    pub fn render_into(&mut self, sink: &mut dyn Sink) -> Result<Built> {
+        let mut warnings = self.load_warnings();
+        let mut results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence, &mut self.derived);
+        // From the history's own reading of each version, not the baselines'
+        // runs (which a one-off build releases next): the pages' views only.
+        let history = history_model::view(&self.history, &results.pages, &mut results.rows, &self.config);
+        if self.once {
+            // The runs' evidence is in the run pages' data now; a site built
+            // once needs no second copy of it.
+            for b in &mut self.baselines {
+                b.headline.tasks.iter_mut().for_each(|t| t.runs = None);
+            }
+        }
+        let clean = self.config.clean_urls;
+        // Where the site title in the header leads.
+        let home_url = if self.content.pages.iter().any(|p| p.rel == "index.md") { "index.html" } else { RESULTS_PAGE };
+        self.begin_templates(&results, home_url);
+        let (generated, generated_files) = self.generated_pages(&results, &history);
+        let claimed = claim_outputs(
+            &self.content,
+            &self.templates.static_files,
+            clean,
+            &generated,
+            &generated_files,
+            &mut warnings,
+        );
+        let index = self.site_index(&generated);
+        let rendered = self.render_docs(&claimed.pages, &index, &mut warnings)?;
+        let (nav, order) = navigation(&rendered, &self.config.title);
+        self.templates.tera.global_context().insert("nav", &nav);
+        let generated_count = generated.len() - 1; // the 404 page is not counted
+        let outgoing: Vec<Outgoing> = docs_pages(&rendered).chain(generated).collect();
+        let mut copied = Vec::new();
+        let assets = copied_files(&claimed, &mut copied);
+        let mut rels: Vec<String> = outgoing.iter().map(|page| page_rel(&page.url, clean)).collect();
+        rels.push(search::INDEX_FILE.into());
+        if self.config.url.is_some() {
+            rels.push(SITEMAP_FILE.into());
+        }
+        rels.extend(generated_files.iter().chain(&copied).map(|f| f.rel.clone()));
+        sink.begin(rels, &warnings)?;
+        sink.write(generated_files)?;
+        let shared = || self.shared_digest(&results, &nav, home_url);
+        self.render_outgoing(&outgoing, &order, shared, sink)?;
+        sink.write(copied)?;
+        Ok(Built {
+            files: Vec::new(),
+            warnings,
+            pages: rendered.len(),
+            generated: generated_count,
+            assets,
+            baselines: self.baselines.len(),
+        })
+    }
+
+    /// What loading found wrong, in the order of the inputs.
+    fn load_warnings(&self) -> Vec<Warning> {
+        let mut warnings = Vec::new();
         warnings.extend(self.baseline_warnings.iter().cloned());
         warnings.extend(self.content.warnings.iter().cloned());
         warnings.extend(self.templates.warnings.iter().cloned());
         warnings.extend(self.suite_warnings.iter().cloned());
-        let mut results = results::view(&self.baselines, &self.suite, &self.config, &self.evidence, &mut self.derived);
-        let history = history_model::view(&self.history, &results.pages, &mut results.rows, &self.config);
-        let clean = self.config.clean_urls;
+        warnings
+    }
 
-        // Where the site title in the header leads.
-        let home_url = if self.content.pages.iter().any(|p| p.rel == "index.md") { "index.html" } else { RESULTS_PAGE };
-        // Data every template sees; the generated fragments render from it on demand.
-        {
-            let global = self.templates.tera.global_context();
-            global.insert("site", &self.config);
-            global.insert("results", &results);
-            global.insert("suite", &self.suite);
-            global.insert("clean_urls", &clean);
-            // Where the site title in the header leads.
-            global.insert("home_url", home_url);
-        }
+    /// The data every template sees; the generated fragments render from it
+    /// on demand.
+    fn begin_templates(&mut self, results: &results::ResultsView, home_url: &str) {
+        let global = self.templates.tera.global_context();
+        global.insert("site", &self.config);
+        global.insert("results", results);
+        global.insert("suite", &self.suite);
+        global.insert("clean_urls", &self.config.clean_urls);
+        global.insert("home_url", home_url);
         self.templates.fragments.begin_build(self.templates.tera.clone());
+    }
 
-        let generated: Vec<String> =
-            [RESULTS_PAGE, MATRIX_PAGE, CATALOG_PAGE, compare::INDEX_PAGE, CHANGES_PAGE]
-                .into_iter()
-                .map(String::from)
-                .chain(results.rows.iter().map(|r| r.page.clone()))
-                .chain(results.task_pages.iter().flat_map(|t| {
-                    std::iter::once(t.url.clone()).chain(t.transcripts.iter().map(|(url, _)| url.clone()))
-                }))
-                .chain(results.pairs.iter().map(|p| p.url.clone()))
-                .collect();
-        let index = SiteIndex {
+    /// Every generated page, in the order of the site (the listings, each
+    /// baseline with its task and transcript pages, the comparisons, the 404
+    /// page), and the files they bring: each baseline's evidence archive,
+    /// offered for download. Task pages are searched by their titles only
+    /// (their templates mark the rest `data-search-skip`); transcripts, pairs
+    /// and the 404 page not at all.
+    fn generated_pages<'r>(
+        &self,
+        results: &'r results::ResultsView,
+        history: &'r HistoryView,
+    ) -> (Vec<Outgoing<'r>>, Vec<OutFile>) {
+        let clean = self.config.clean_urls;
+        let mut pages = Vec::new();
+        let mut files = Vec::new();
+        for (url, template, title, description) in [
+            (RESULTS_PAGE, "results.html", "Results", RESULTS_DESCRIPTION),
+            (MATRIX_PAGE, "matrix.html", "Task matrix", MATRIX_DESCRIPTION),
+            (CATALOG_PAGE, "catalog.html", "Task catalog", CATALOG_DESCRIPTION),
+            (compare::INDEX_PAGE, "compare.html", "Compare two models", COMPARE_DESCRIPTION),
+        ] {
+            pages.push(Outgoing {
+                url: url.into(),
+                template,
+                title: title.into(),
+                levels: OutlineLevels::default(),
+                searched: true,
+                source: Source::Listing { description },
+            });
+        }
+        pages.push(Outgoing {
+            url: CHANGES_PAGE.into(),
+            template: "changes.html",
+            title: "What changed".into(),
+            levels: OutlineLevels::default(),
+            searched: true,
+            source: Source::Changes(&history.changes),
+        });
+        for view in &results.pages {
+            let title = format!("{} ({})", view.row.model, view.row.provider);
+            let description = format!(
+                "{} on {}: solve^k {}, pass^k {} over {} tasks, k = {}.",
+                view.row.model, view.row.provider, view.row.solve_k, view.row.pass_k, view.row.tasks, view.row.k
+            );
+            let url = view.row.page.as_str();
+            let archive = self
+                .baselines
+                .iter()
+                .find(|b| b.path == view.path)
+                .and_then(|b| baselines::evidence_archive(&self.options.baselines, b)?.ok());
+            let mut evidence = None;
+            if let Some((archive, meta)) = archive.and_then(|a| std::fs::metadata(&a).ok().map(|m| (a, m))) {
+                let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
+                let href = url::href(&url::relative_from(&url::output_path(url, clean), &rel));
+                evidence = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
+                files.push(OutFile { rel, data: OutData::Copy(archive) });
+            }
+            pages.push(Outgoing {
+                url: url.into(),
+                template: "baseline.html",
+                title,
+                levels: OutlineLevels::default(),
+                searched: true,
+                source: Source::Baseline {
+                    view,
+                    description,
+                    evidence,
+                    history: history.sections.get(url.trim_start_matches("baselines/").trim_end_matches(".html")),
+                },
+            });
+        }
+        for task in &results.task_pages {
+            let title = format!("{} · {} ({})", task.id, task.model, task.provider);
+            let description = format!(
+                "{} runs of task {} by {} on {}: how each ended, every check, the response.",
+                task.runs.len(),
+                task.id,
+                task.model,
+                task.provider
+            );
+            pages.push(Outgoing {
+                url: task.url.clone(),
+                template: "task.html",
+                title,
+                levels: OutlineLevels { min: 7, max: 7 },
+                searched: true,
+                source: Source::Task { task, description },
+            });
+            for (url, transcript) in &task.transcripts {
+                let Some(run) = task.runs.iter().find(|r| r.transcript.as_deref() == Some(url.as_str())) else {
+                    continue;
+                };
+                pages.push(Outgoing {
+                    url: url.clone(),
+                    template: "transcript.html",
+                    title: format!("Transcript of {} run {} · {} ({})", task.id, run.n, task.model, task.provider),
+                    levels: OutlineLevels { min: 7, max: 7 },
+                    searched: false,
+                    source: Source::Transcript { task, run, transcript },
+                });
+            }
+        }
+        for pair in &results.pairs {
+            pages.push(Outgoing {
+                url: pair.url.clone(),
+                template: "pair.html",
+                title: format!("{} vs {}", pair.a.model, pair.b.model),
+                levels: OutlineLevels { min: 7, max: 7 },
+                searched: false,
+                source: Source::Pair(pair),
+            });
+        }
+        pages.push(Outgoing {
+            url: NOT_FOUND_PAGE.into(),
+            template: "404.html",
+            title: "Page not found".into(),
+            levels: OutlineLevels::default(),
+            searched: false,
+            source: Source::NotFound,
+        });
+        (pages, files)
+    }
+
+    /// What exists on the site, for checking the links of docs pages.
+    fn site_index(&self, generated: &[Outgoing]) -> SiteIndex {
+        SiteIndex {
             pages: self.content.pages.iter().map(|p| p.rel.clone()).collect(),
             outputs: self
                 .content
                 .pages
                 .iter()
                 .map(|p| p.out.clone())
-                .chain(generated.iter().cloned())
+                .chain(generated.iter().map(|p| p.url.clone()))
                 .chain(self.content.assets.iter().map(|a| a.rel.clone()))
                 .chain(self.templates.static_files.iter().map(|f| f.rel().to_string()))
                 .collect(),
             base_path: self.config.base_path.clone(),
-            clean_urls: clean,
-        };
-        let mut errors: Vec<String> = Vec::new();
-        let (pages, assets_kept, statics) =
-            claim_outputs(&self.content, &self.templates.static_files, clean, &generated, &results, &mut warnings);
+            clean_urls: self.config.clean_urls,
+        }
+    }
 
-        // Markdown (after template expressions) to HTML, links resolved;
-        // pages in parallel, since code highlighting dominates.
+    /// Markdown (after template expressions) to HTML with links resolved,
+    /// in parallel since highlighting dominates; then each link to a heading
+    /// is checked against the headings its page turned out to have.
+    fn render_docs<'p>(
+        &self,
+        pages: &[&'p Page],
+        index: &SiteIndex,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<Vec<RenderedPage<'p>>> {
+        let mut errors: Vec<String> = Vec::new();
         let mut rendered: Vec<RenderedPage> = Vec::with_capacity(pages.len());
         let mut anchors: HashMap<&str, HashSet<String>> = HashMap::new();
         let mut pending: Vec<(&Page, usize, String, (String, String))> = Vec::new();
-        let this: &Site = self;
-        let done_pages: Vec<PageDone> = pages.par_iter().map(|page| this.render_page(page, &index)).collect();
+        let done_pages: Vec<PageDone> = pages.par_iter().map(|page| self.render_page(page, index)).collect();
         for (page, done) in pages.iter().copied().zip(done_pages) {
             warnings.extend(done.warnings);
             match done.rendered {
@@ -476,215 +738,77 @@ impl Site {
         if !errors.is_empty() {
             return Err(anyhow!("{}", errors.join("\n\n")));
         }
+        Ok(rendered)
+    }
 
-        let (nav, order) = navigation(&rendered, &self.config.title);
-        self.templates.tera.global_context().insert("nav", &nav);
-
-        let mut outgoing: Vec<Outgoing> = Vec::with_capacity(rendered.len() + generated.len() + 1);
-        for r in &rendered {
-            let levels = match r.page.outline {
-                Outline::Hidden => OutlineLevels { min: 7, max: 7 },
-                Outline::Levels(min, max) => OutlineLevels { min, max },
-            };
-            let template = if r.home.is_some() { "home.html" } else { "page.html" };
-            outgoing.push(Outgoing {
-                url: r.page.out.clone(),
-                template,
-                title: r.title.clone(),
-                levels,
-                searched: true,
-                source: Source::Docs(r),
-            });
-        }
-        for (url, template, title, description) in [
-            (RESULTS_PAGE, "results.html", "Results", RESULTS_DESCRIPTION),
-            (MATRIX_PAGE, "matrix.html", "Task matrix", MATRIX_DESCRIPTION),
-            (CATALOG_PAGE, "catalog.html", "Task catalog", CATALOG_DESCRIPTION),
-            (compare::INDEX_PAGE, "compare.html", "Compare two models", COMPARE_DESCRIPTION),
-        ] {
-            outgoing.push(Outgoing {
-                url: url.into(),
-                template,
-                title: title.into(),
-                levels: OutlineLevels::default(),
-                searched: true,
-                source: Source::Listing { description },
-            });
-        }
-        outgoing.push(Outgoing {
-            url: CHANGES_PAGE.into(),
-            template: "changes.html",
-            title: "What changed".into(),
-            levels: OutlineLevels::default(),
-            searched: true,
-            source: Source::Changes(&history.changes),
-        });
-        let mut files = Vec::with_capacity(rendered.len() + generated.len() + self.content.assets.len() + 8);
-        for view in &results.pages {
-            let title = format!("{} ({})", view.row.model, view.row.provider);
-            let description = format!(
-                "{} on {}: solve^k {}, pass^k {} over {} tasks, k = {}.",
-                view.row.model, view.row.provider, view.row.solve_k, view.row.pass_k, view.row.tasks, view.row.k
-            );
-            let url = view.row.page.as_str();
-            // The transcripts blessed with the baseline, offered for download:
-            // the archive of the baseline's own run, found by its run id, so a
-            // file left by an interrupted bless is never picked up.
-            let archive = self
-                .baselines
-                .iter()
-                .find(|b| b.path == view.path)
-                .and_then(|b| baselines::evidence_archive(&self.options.baselines, b)?.ok());
-            let mut evidence = None;
-            if let Some((archive, meta)) = archive.and_then(|a| std::fs::metadata(&a).ok().map(|m| (a, m))) {
-                let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
-                let href = url::href(&url::relative_from(&url::output_path(url, clean), &rel));
-                evidence = Some(EvidenceLink { href, kib: meta.len().div_ceil(1024) });
-                files.push(OutFile { rel, data: OutData::Copy(archive) });
-            }
-            outgoing.push(Outgoing {
-                url: url.into(),
-                template: "baseline.html",
-                title,
-                levels: OutlineLevels::default(),
-                searched: true,
-                source: Source::Baseline {
-                    view,
-                    description,
-                    evidence,
-                    history: history.sections.get(url.trim_start_matches("baselines/").trim_end_matches(".html")),
-                },
-            });
-        }
-        // Below each baseline: a page per task (its runs), a page per run's
-        // transcript; and a page per compared pair. Searched by their titles
-        // only (the templates mark the rest `data-search-skip`); transcripts
-        // and pairs not at all.
-        for task in &results.task_pages {
-            let title = format!("{} · {} ({})", task.id, task.model, task.provider);
-            let description = format!(
-                "{} runs of task {} by {} on {}: how each ended, every check, the response.",
-                task.runs.len(),
-                task.id,
-                task.model,
-                task.provider
-            );
-            outgoing.push(Outgoing {
-                url: task.url.clone(),
-                template: "task.html",
-                title,
-                levels: OutlineLevels { min: 7, max: 7 },
-                searched: true,
-                source: Source::Task { task, description },
-            });
-            for (url, transcript) in &task.transcripts {
-                let Some(run) = task.runs.iter().find(|r| r.transcript.as_deref() == Some(url.as_str())) else {
-                    continue;
-                };
-                outgoing.push(Outgoing {
-                    url: url.clone(),
-                    template: "transcript.html",
-                    title: format!("Transcript of {} run {} · {} ({})", task.id, run.n, task.model, task.provider),
-                    levels: OutlineLevels { min: 7, max: 7 },
-                    searched: false,
-                    source: Source::Transcript { task, run, transcript },
-                });
-            }
-        }
-        for pair in &results.pairs {
-            outgoing.push(Outgoing {
-                url: pair.url.clone(),
-                template: "pair.html",
-                title: format!("{} vs {}", pair.a.model, pair.b.model),
-                levels: OutlineLevels { min: 7, max: 7 },
-                searched: false,
-                source: Source::Pair(pair),
-            });
-        }
-        outgoing.push(Outgoing {
-            url: NOT_FOUND_PAGE.into(),
-            template: "404.html",
-            title: "Page not found".into(),
-            levels: OutlineLevels::default(),
-            searched: false,
-            source: Source::NotFound,
-        });
-
+    /// Every page through its template and the last HTML pass, on every
+    /// core, with the search index and the sitemap made from them. Each
+    /// page's context is built on the thread that renders it: serializing
+    /// the data into Tera's values is a good part of the work. A page kept
+    /// from the last build (`--watch`) whose data did not change is shared,
+    /// not rendered: its HTML goes to the next build's kept pages and to the
+    /// writer as one `Arc`.
+    fn render_outgoing(
+        &self,
+        outgoing: &[Outgoing],
+        order: &[PageLink],
+        shared: impl FnOnce() -> u64,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let clean = self.config.clean_urls;
         let mut search = SearchIndex::default();
         let mut sitemap = Vec::new();
-        let this: &Site = self;
         let kept = self.kept.lock().expect("kept pages lock").take();
-        let shared = kept.as_ref().map(|_| self.shared_digest(&results, &nav, home_url));
-        // Each page's context is built on the thread that renders it:
-        // serializing the data into Tera's values is a good part of the work.
-        // A page kept from the last build is shared, not copied: its HTML
-        // goes to the next build's kept pages and to the writer as one `Arc`.
-        let finished_pages: Vec<_> = outgoing
-            .par_iter()
-            .map(|page| -> Result<(Arc<String>, Vec<html::Section>, _)> {
-                let before = kept.as_ref().and_then(|kept| kept.get(&page.url));
-                let digests = shared.and_then(|shared| this.page_digests(page, shared, before));
-                if let Some(same) = before.filter(|b| digests.is_some_and(|(_, data)| data == b.digest)) {
-                    return Ok((Arc::clone(&same.html), same.sections.clone(), digests));
+        let shared = kept.as_ref().map(|_| shared());
+        let mut keep = kept.as_ref().map(|_| KeptPages::new());
+        for part in outgoing.chunks(PAGES_AT_ONCE) {
+            let finished_pages: Vec<_> = part
+                .par_iter()
+                .map(|page| -> Result<(Arc<String>, Vec<html::Section>, _)> {
+                    let before = kept.as_ref().and_then(|kept| kept.get(&page.url));
+                    let digests = shared.and_then(|shared| self.page_digests(page, shared, before));
+                    if let Some(same) = before.filter(|b| digests.is_some_and(|(_, data)| data == b.digest)) {
+                        return Ok((Arc::clone(&same.html), same.sections.clone(), digests));
+                    }
+                    let ctx = self.page_context(page, order);
+                    let text = if page.searched { html::Text::Search } else { html::Text::Skip };
+                    let finished = self.render_finished(page.template, &ctx, page.levels, text)?;
+                    Ok((Arc::new(finished.html), finished.sections, digests))
+                })
+                .collect();
+            let mut files = Vec::with_capacity(part.len());
+            for (page, finished) in part.iter().zip(finished_pages) {
+                let (html, sections, digests) = finished?;
+                if let (Some(keep), Some((source, digest))) = (&mut keep, digests) {
+                    let kept_sections = if page.searched { sections.clone() } else { Vec::new() };
+                    keep.insert(
+                        page.url.clone(),
+                        KeptPage { source, digest, html: Arc::clone(&html), sections: kept_sections },
+                    );
                 }
-                let ctx = this.page_context(page, &order);
-                let text = if page.searched { html::Text::Search } else { html::Text::Skip };
-                let finished = this.render_finished(page.template, &ctx, page.levels, text)?;
-                Ok((Arc::new(finished.html), finished.sections, digests))
-            })
-            .collect();
-        let mut keep = kept.map(|_| KeptPages::new());
-        for (page, finished) in outgoing.iter().zip(finished_pages) {
-            let (html, sections, digests) = finished?;
-            if let (Some(keep), Some((source, digest))) = (&mut keep, digests) {
-                let kept_sections = if page.searched { sections.clone() } else { Vec::new() };
-                keep.insert(
-                    page.url.clone(),
-                    KeptPage { source, digest, html: Arc::clone(&html), sections: kept_sections },
-                );
+                let digest = digests.map(|(_, data)| data);
+                if page.searched {
+                    search.add(&page.title, &url::from_root(&page.url, clean), sections);
+                    sitemap.push(page.url.clone());
+                }
+                let data = match digest {
+                    Some(digest) => OutData::Known { bytes: html, digest },
+                    None => OutData::Bytes(Arc::unwrap_or_clone(html).into_bytes()),
+                };
+                files.push(OutFile { rel: page_rel(&page.url, clean), data });
             }
-            let digest = digests.map(|(_, data)| data);
-            if page.searched {
-                search.add(&page.title, &url::from_root(&page.url, clean), sections);
-                sitemap.push(page.url.clone());
-            }
-            // Static hosts look for the 404 page at the root, whatever the URL style.
-            let rel = if page.url == NOT_FOUND_PAGE { page.url.clone() } else { url::output_path(&page.url, clean) };
-            let data = match digest {
-                Some(digest) => OutData::Known { bytes: html, digest },
-                None => OutData::Bytes(Arc::unwrap_or_clone(html).into_bytes()),
-            };
-            files.push(OutFile { rel, data });
+            sink.write(files)?;
         }
-        files.push(OutFile { rel: search::INDEX_FILE.into(), data: OutData::Bytes(search.to_script().into_bytes()) });
+        *self.kept.lock().expect("kept pages lock") = keep;
+        let mut files =
+            vec![OutFile { rel: search::INDEX_FILE.into(), data: OutData::Bytes(search.to_script().into_bytes()) }];
         if let Some(url) = &self.config.url {
             let dates: HashMap<String, &String> =
                 self.content.pages.iter().filter_map(|p| Some((p.out.clone(), self.dates.get(&p.rel)?))).collect();
             let xml = sitemap_xml(url, &sitemap, clean, &dates);
             files.push(OutFile { rel: SITEMAP_FILE.into(), data: OutData::Bytes(xml.into_bytes()) });
         }
-        let mut assets = 0;
-        for asset in &assets_kept {
-            files.push(OutFile { rel: asset.rel.clone(), data: OutData::Copy(asset.file.clone()) });
-            assets += 1;
-        }
-        for file in &statics {
-            let data = match file {
-                StaticFile::BuiltIn { text, .. } => OutData::Bytes(text.as_bytes().to_vec()),
-                StaticFile::Disk(a) => OutData::Copy(a.file.clone()),
-            };
-            files.push(OutFile { rel: file.rel().to_string(), data });
-            assets += 1;
-        }
-        *self.kept.lock().expect("kept pages lock") = keep;
-        Ok(Built {
-            files,
-            warnings,
-            pages: rendered.len(),
-            generated: generated.len(),
-            assets,
-            baselines: self.baselines.len(),
-        })
+        sink.write(files)
     }
 
     /// A digest of what every page shares: the templates, the configuration,
@@ -862,7 +986,16 @@ impl Site {
             anchors: HashSet::new(),
         };
         let root = url::root_of(&url::output_path(&page.out, self.config.clean_urls));
-        let text = match self.expand(page, &root) {
+        let mut folder: Option<include::DocsFolder> = None;
+        let docs = &self.options.docs;
+        let included = include::expand(&page.body, &page.rel, &mut |rel| {
+            folder.get_or_insert_with(|| include::DocsFolder::new(docs)).read(rel)
+        });
+        done.warnings.extend(included.note_warnings(&page.file, docs));
+        let checked = dialect::check(&included.text);
+        done.warnings
+            .extend(checked.warnings.iter().map(|(line, m)| included.warning(&page.file, docs, *line, m.clone())));
+        let text = match self.expand(page, &checked.text, &root) {
             Ok(t) => t,
             Err(e) => {
                 done.rendered = Err(e);
@@ -870,7 +1003,7 @@ impl Site {
             }
         };
         let prepared = vitepress::prepare(&text);
-        let at_line = |line: usize, message: String| Warning { file: page.file.clone(), line: Some(line), message };
+        let at_line = |line: usize, message: String| included.warning(&page.file, docs, line, message);
         done.warnings.extend(prepared.warnings.iter().map(|(line, m)| at_line(*line, m.clone())));
         let ptext = &prepared.text;
         let lines = markdown::LineIndex::new(ptext);
@@ -899,12 +1032,13 @@ impl Site {
         done
     }
 
-    /// A page's Markdown with its template expressions evaluated.
-    fn expand(&self, page: &Page, root: &str) -> Result<String, String> {
-        if !markdown::has_template_syntax(&page.body) {
-            return Ok(page.body.clone());
+    /// A page's Markdown (`body`, its includes expanded) with its template
+    /// expressions evaluated.
+    fn expand(&self, page: &Page, body: &str, root: &str) -> Result<String, String> {
+        if !markdown::has_template_syntax(body) {
+            return Ok(body.to_string());
         }
-        let shielded = markdown::shield_for_templates(&page.body);
+        let shielded = markdown::shield_for_templates(body);
         let mut ctx = Context::new();
         ctx.insert(
             "page",
@@ -989,6 +1123,61 @@ fn load_evidence_reusing(
         .collect()
 }
 
+/// Pages rendered, then written, at once: enough to keep every core busy,
+/// few enough that a site of any size is never held in memory whole.
+pub const PAGES_AT_ONCE: usize = 256;
+
+/// Where a build's files go as they are made ([`Site::render_into`]).
+pub trait Sink {
+    /// Every path the build will write, and the warnings, before any file;
+    /// an error here (a `--strict` build with warnings) stops the build
+    /// before anything is written.
+    fn begin(&mut self, rels: Vec<String>, warnings: &[Warning]) -> Result<()>;
+    fn write(&mut self, files: Vec<OutFile>) -> Result<()>;
+}
+
+/// The sink of [`Site::build_into`]: the write stage.
+struct Writer<'a, 's> {
+    out: &'a OutputDir,
+    owner: Option<&'a Ownership>,
+    strict: bool,
+    /// What the last write left (`--watch`).
+    stamps: &'s write::Stamps,
+    writing: Option<write::Writing<'a>>,
+}
+
+impl Sink for Writer<'_, '_> {
+    fn begin(&mut self, rels: Vec<String>, warnings: &[Warning]) -> Result<()> {
+        if self.strict && !warnings.is_empty() {
+            bail!("{}", crate::publish::strict_failure(warnings));
+        }
+        self.writing = Some(self.out.begin(rels, self.owner)?);
+        Ok(())
+    }
+    fn write(&mut self, files: Vec<OutFile>) -> Result<()> {
+        self.writing.as_mut().context("files before the build began")?.write(&files, self.stamps)
+    }
+}
+
+/// A sink that keeps every file ([`Site::render`]).
+struct Collect<'a>(&'a mut Vec<OutFile>);
+
+impl Sink for Collect<'_> {
+    fn begin(&mut self, _rels: Vec<String>, _warnings: &[Warning]) -> Result<()> {
+        Ok(())
+    }
+    fn write(&mut self, files: Vec<OutFile>) -> Result<()> {
+        self.0.extend(files);
+        Ok(())
+    }
+}
+
+/// Where a page is written: its output path; the 404 page at the root,
+/// where static hosts look for it, whatever the URL style.
+fn page_rel(url: &str, clean: bool) -> String {
+    if url == NOT_FOUND_PAGE { url.to_string() } else { url::output_path(url, clean) }
+}
+
 /// Claim every output path, once, in order of precedence: the generated
 /// pages and files, then the docs pages, the docs assets, the template
 /// folder's static files and the built-in ones. A later claim of a path
@@ -1000,29 +1189,27 @@ fn claim_outputs<'a>(
     content: &'a Content,
     static_files: &'a [StaticFile],
     clean: bool,
-    generated: &[String],
-    results: &results::ResultsView,
+    generated: &[Outgoing],
+    generated_files: &[OutFile],
     warnings: &mut Vec<Warning>,
-) -> (Vec<&'a Page>, Vec<&'a Asset>, Vec<&'a StaticFile>) {
+) -> Claimed<'a> {
     let mut names = Namespace::default();
     let mut collided = |file: &Path, c: Collision| {
         warnings.push(Warning::new(file, format!("{c}; it is left out (rename one of them)")))
     };
     let fixed = [
-        (NOT_FOUND_PAGE.to_string(), "the generated 404 page"),
         (search::INDEX_FILE.to_string(), "the generated search index"),
         (SITEMAP_FILE.to_string(), "the generated sitemap"),
     ];
     for (rel, what) in fixed {
         let _ = names.claim(&rel, what);
     }
-    for out in generated {
-        let _ = names.claim(&url::output_path(out, clean), format!("the generated page {out}"));
+    for page in generated {
+        let rel = if page.url == NOT_FOUND_PAGE { page.url.clone() } else { url::output_path(&page.url, clean) };
+        let _ = names.claim(&rel, format!("the generated page {}", page.url));
     }
-    for view in &results.pages {
-        let url = view.row.page.as_str();
-        let rel = format!("{}.evidence.tar.gz", url.strip_suffix(".html").unwrap_or(url));
-        let _ = names.claim(&rel, format!("the evidence of {}", view.path.display()));
+    for file in generated_files {
+        let _ = names.claim(&file.rel, format!("the generated file {}", file.rel));
     }
     let pages = content
         .pages
@@ -1050,7 +1237,49 @@ fn claim_outputs<'a>(
             }
         })
         .collect();
-    (pages, assets, statics)
+    Claimed { pages, assets, statics }
+}
+
+/// What is left to publish of the sources after [`claim_outputs`].
+struct Claimed<'a> {
+    pages: Vec<&'a Page>,
+    assets: Vec<&'a Asset>,
+    statics: Vec<&'a StaticFile>,
+}
+
+/// The docs pages as pages to render through their templates.
+fn docs_pages<'a>(rendered: &'a [RenderedPage<'a>]) -> impl Iterator<Item = Outgoing<'a>> + 'a {
+    rendered.iter().map(|r| {
+        let levels = match r.page.outline {
+            Outline::Hidden => OutlineLevels { min: 7, max: 7 },
+            Outline::Levels(min, max) => OutlineLevels { min, max },
+        };
+        let template = if r.home.is_some() { "home.html" } else { "page.html" };
+        Outgoing {
+            url: r.page.out.clone(),
+            template,
+            title: r.title.clone(),
+            levels,
+            searched: true,
+            source: Source::Docs(r),
+        }
+    })
+}
+
+/// The docs assets and static files, copied (or written, built in) as they
+/// are; how many.
+fn copied_files(claimed: &Claimed, files: &mut Vec<OutFile>) -> usize {
+    for asset in &claimed.assets {
+        files.push(OutFile { rel: asset.rel.clone(), data: OutData::Copy(asset.file.clone()) });
+    }
+    for file in &claimed.statics {
+        let data = match file {
+            StaticFile::BuiltIn { text, .. } => OutData::Bytes(text.as_bytes().to_vec()),
+            StaticFile::Disk(a) => OutData::Copy(a.file.clone()),
+        };
+        files.push(OutFile { rel: file.rel().to_string(), data });
+    }
+    claimed.assets.len() + claimed.statics.len()
 }
 
 /// The history of the baselines in `dir`, from git; none when the folder
@@ -1071,7 +1300,25 @@ fn load_suite(root: &Path) -> (SuiteView, Vec<Warning>) {
         return (SuiteView::empty(folder), Vec::new());
     }
     match Suite::load_catalog(root) {
-        Ok(suite) => (SuiteView::from_tasks(folder, &suite.tasks), Vec::new()),
+        Ok(suite) => {
+            let mut view = SuiteView::from_tasks(folder, &suite.tasks);
+            // What each task is now, to tell the baselines that ran an edited one.
+            let hashes: HashMap<&str, String> = suite
+                .tasks
+                .iter()
+                .filter_map(|t| Some((t.id.as_str(), crate::suite::hash::content_hash(root, t).ok()?)))
+                .collect();
+            // And how each check reads in words, from the task's check source.
+            let mut explainers: HashMap<&str, crate::checks::explain::Explainer> =
+                suite.tasks.par_iter().map(|t| (t.id.as_str(), crate::suite::compile::explainer(root, t))).collect();
+            for task in &mut view.tasks {
+                task.content_hash = hashes.get(task.id.as_str()).cloned();
+                if let Some(explainer) = explainers.remove(task.id.as_str()) {
+                    task.explainer = Arc::new(explainer);
+                }
+            }
+            (view, Vec::new())
+        }
         Err(errors) => {
             let problems: Vec<String> = errors
                 .diagnostics

@@ -189,6 +189,49 @@ impl Fingerprints {
     }
 }
 
+/// A watched input folder and the folder it was when last watched.
+struct WatchedFolder {
+    path: PathBuf,
+    /// What to reload when it is replaced.
+    kinds: &'static [ChangeKind],
+    /// Its identity (device and inode) when last watched; `None` when it
+    /// did not exist.
+    identity: Option<(u64, u64)>,
+}
+
+impl WatchedFolder {
+    fn new(path: &Path, kinds: &'static [ChangeKind]) -> WatchedFolder {
+        WatchedFolder { path: path.to_path_buf(), kinds, identity: None }
+    }
+
+    fn identity(path: &Path) -> Option<(u64, u64)> {
+        let meta = std::fs::metadata(path).ok().filter(|m| m.is_dir())?;
+        #[cfg(unix)]
+        return Some((std::os::unix::fs::MetadataExt::dev(&meta), std::os::unix::fs::MetadataExt::ino(&meta)));
+        #[cfg(not(unix))]
+        return Some((0, 0));
+    }
+
+    /// Whether the folder is not the one last watched: made, deleted, or
+    /// another folder under its name.
+    fn replaced(&self) -> bool {
+        Self::identity(&self.path) != self.identity
+    }
+
+    /// Watch the folder as it is now (the old watch dropped); whether it exists.
+    fn watch(&mut self, watcher: &mut dyn notify::Watcher) -> Result<bool> {
+        let _ = watcher.unwatch(&self.path);
+        self.identity = Self::identity(&self.path);
+        if self.identity.is_none() {
+            return Ok(false);
+        }
+        watcher
+            .watch(&self.path, RecursiveMode::Recursive)
+            .with_context(|| format!("watching {}", self.path.display()))?;
+        Ok(true)
+    }
+}
+
 enum LoopEvent {
     Changes(Vec<PathBuf>),
     WatchError(String),
@@ -246,24 +289,33 @@ pub fn run(options: PublishOptions, watch: WatchOptions, notify: &mut dyn FnMut(
         },
     )
     .context("starting the file watcher")?;
+    // Each folder is watched whole, and the folder holding it on its own:
+    // a folder deleted and made again, or replaced by a rename (what `git
+    // checkout` and some editors do), is a new folder the old watch does
+    // not see; its parent's events tell, and the folder is watched again.
+    let mut folders = [
+        WatchedFolder::new(&roots.docs, &[ChangeKind::Content, ChangeKind::Static]),
+        WatchedFolder::new(&roots.templates, &[ChangeKind::Templates, ChangeKind::Static]),
+        WatchedFolder::new(&roots.baselines, &[ChangeKind::Baselines]),
+        WatchedFolder::new(&roots.tasks, &[ChangeKind::Tasks]),
+    ];
     let mut watching = Vec::new();
-    for (dir, mode) in [
-        (&roots.docs, RecursiveMode::Recursive),
-        (&roots.templates, RecursiveMode::Recursive),
-        (&roots.baselines, RecursiveMode::Recursive),
-        (&roots.tasks, RecursiveMode::Recursive),
-    ] {
-        if dir.is_dir() {
-            debouncer.watcher().watch(dir, mode).with_context(|| format!("watching {}", dir.display()))?;
-            watching.push(dir.clone());
-        } else {
-            notify(Notice::NotWatching(dir.clone()));
+    for folder in &mut folders {
+        match folder.watch(debouncer.watcher()) {
+            Ok(true) => watching.push(folder.path.clone()),
+            Ok(false) => notify(Notice::NotWatching(folder.path.clone())),
+            Err(e) => return Err(e),
         }
     }
+    let mut parents: BTreeSet<PathBuf> =
+        folders.iter().filter_map(|f| f.path.parent().map(Path::to_path_buf)).collect();
     // The configuration file may come and go: watch the folder it is in.
-    if let Some(parent) = roots.config.parent().filter(|p| p.is_dir()) {
-        debouncer.watcher().watch(parent, RecursiveMode::NonRecursive).ok();
+    if let Some(parent) = roots.config.parent() {
+        parents.insert(parent.to_path_buf());
         watching.push(roots.config.clone());
+    }
+    for parent in parents.iter().filter(|p| p.is_dir()) {
+        debouncer.watcher().watch(parent, RecursiveMode::NonRecursive).ok();
     }
     let mut fingerprints = Fingerprints::default();
     fingerprints.record_all(&[&roots.docs, &roots.templates, &roots.baselines, &roots.tasks, &roots.config]);
@@ -273,8 +325,17 @@ pub fn run(options: PublishOptions, watch: WatchOptions, notify: &mut dyn FnMut(
     let stopped = loop {
         match rx.recv() {
             Ok(LoopEvent::Changes(paths)) => {
-                let kinds: BTreeSet<ChangeKind> =
+                let mut kinds: BTreeSet<ChangeKind> =
                     paths.iter().filter_map(|p| classify(p, &roots).filter(|_| fingerprints.changed(p))).collect();
+                for folder in &mut folders {
+                    if folder.replaced() {
+                        if let Err(e) = folder.watch(debouncer.watcher()) {
+                            notify(Notice::WatchError(format!("{e:#}")));
+                        }
+                        fingerprints.record_all(&[&folder.path]);
+                        kinds.extend(folder.kinds.iter().copied());
+                    }
+                }
                 if !kinds.is_empty() {
                     builder.rebuild(&kinds.into_iter().collect::<Vec<_>>(), &state, notify, true);
                 }
@@ -294,7 +355,7 @@ pub fn run(options: PublishOptions, watch: WatchOptions, notify: &mut dyn FnMut(
     Ok(stopped)
 }
 
-async fn wait_for_signal() -> Stopped {
+pub(crate) async fn wait_for_signal() -> Stopped {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -368,8 +429,7 @@ impl Rebuilder {
         }
         self.stale.clear();
         let site = self.site.as_mut().expect("loaded above");
-        let built = site.render()?;
-        let written = site.write(&built, &self.out, Some(&self.owner))?;
+        let (built, written) = site.build_into(&self.out, Some(&self.owner), false)?;
         Ok(built.report(&self.options, written, start.elapsed()))
     }
 }

@@ -353,9 +353,22 @@ impl OutputDir {
     /// [`Ownership`], if it has one; without it a folder owned by a
     /// `publish --watch` is refused.
     pub fn write(&self, files: &[OutFile], stamps: &mut Stamps, owner: Option<&Ownership>) -> Result<WriteStats> {
+        let rels: Vec<String> = files.iter().map(|f| f.rel.clone()).collect();
+        let mut writing = self.begin(rels, owner)?;
+        writing.write(files, stamps)?;
+        writing.finish(stamps)
+    }
+
+    /// Start a write of the files at `rels` (every path the build will
+    /// write, known before any is rendered): take the lock, check the folder
+    /// again, list them in the manifest and make their folders. The files
+    /// then come in parts ([`Writing::write`]), so that a build never holds
+    /// the whole site in memory, and [`Writing::finish`] removes what the
+    /// last build wrote and this one did not.
+    pub fn begin(&self, rels: Vec<String>, owner: Option<&Ownership>) -> Result<Writing<'_>> {
         let lock = self.lock_file(LOCK)?;
         // Held through the write, so that no preview starts serving half way.
-        let _not_served = match owner {
+        let not_served = match owner {
             Some(_) => None,
             None => {
                 let mut watch = self.lock_file(OWNER)?;
@@ -369,22 +382,28 @@ impl OutputDir {
         // Again under the lock: another build may have written meanwhile.
         self.check_contents()?;
         let before = self.read_manifest()?;
-        for file in files {
-            check_rel(&file.rel)?;
+        for rel in &rels {
+            check_rel(rel)?;
         }
         // Listed before anything is made, so that a build killed half way
         // leaves only files the next build knows as its own, and so that
         // the folder is never without its marker once it holds anything.
-        let mut listed: BTreeSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        let mut listed: BTreeSet<&str> = rels.iter().map(String::as_str).collect();
         if let Manifest::Listed(old) = &before {
             listed.extend(old.iter().map(String::as_str));
         }
         self.write_manifest(listed)?;
-        let planned = self.plan(files, &before)?;
-        let stats = self.write_files(files, stamps)?;
-        let removed = self.remove_stale(files, &before, &planned)?;
-        self.write_manifest(files.iter().map(|f| f.rel.as_str()).collect())?;
-        Ok(WriteStats { removed, ..stats })
+        let folders = self.plan(&rels, &before)?;
+        Ok(Writing {
+            dir: self,
+            rels,
+            before,
+            folders,
+            stats: WriteStats::default(),
+            remembered: Stamps::default(),
+            _lock: lock,
+            _not_served: not_served,
+        })
     }
 
     fn read_manifest(&self) -> Result<Manifest> {
@@ -408,17 +427,17 @@ impl OutputDir {
 
     /// Check every path about to be written and make its folders: the
     /// folders that will hold files, deepest last.
-    fn plan(&self, files: &[OutFile], before: &Manifest) -> Result<Vec<String>> {
+    fn plan(&self, rels: &[String], before: &Manifest) -> Result<Vec<String>> {
         let ours = |rel: &str| match before {
             Manifest::Listed(list) => list.contains(rel),
             Manifest::Unlisted => true,
             Manifest::None => false,
         };
         let mut folders = BTreeSet::new();
-        for file in files {
+        for rel in rels {
             let mut at = 0;
-            while let Some(i) = file.rel[at..].find('/') {
-                folders.insert(file.rel[..at + i].to_string());
+            while let Some(i) = rel[at..].find('/') {
+                folders.insert(rel[..at + i].to_string());
                 at += i + 1;
             }
         }
@@ -443,17 +462,17 @@ impl OutputDir {
                 Err(e) => return Err(e).with_context(|| format!("reading {}", shown(folder))),
             }
         }
-        for file in files {
-            match std::fs::symlink_metadata(self.root.join(&file.rel)) {
+        for rel in rels {
+            match std::fs::symlink_metadata(self.root.join(rel)) {
                 Ok(m) if m.file_type().is_symlink() => bail!(
                     "{} is a symbolic link: publish never writes through one, since it may lead out of the site. \
                      Remove it",
-                    shown(&file.rel)
+                    shown(rel)
                 ),
-                Ok(m) if m.is_dir() => bail!("{} is a folder where the site needs a file", shown(&file.rel)),
-                Ok(_) if !ours(&file.rel) => bail!(
+                Ok(m) if m.is_dir() => bail!("{} is a folder where the site needs a file", shown(rel)),
+                Ok(_) if !ours(rel) => bail!(
                     "{} exists and was not written by `vaultbench publish`: it is not replaced. Move it away",
-                    shown(&file.rel)
+                    shown(rel)
                 ),
                 _ => {}
             }
@@ -461,39 +480,12 @@ impl OutputDir {
         Ok(folders.into_iter().collect())
     }
 
-    fn write_files(&self, files: &[OutFile], stamps: &mut Stamps) -> Result<WriteStats> {
-        // Files are compared and written on every core: each is its own.
-        let known = &*stamps;
-        let outcomes: Vec<(PathBuf, bool, Option<Remembered>)> = files
-            .par_iter()
-            .map(|file| -> Result<_> {
-                let path = self.root.join(&file.rel);
-                let (changed, remembered) = write_one(&path, &file.data, known)?;
-                Ok((path, changed, remembered))
-            })
-            .collect::<Result<_>>()?;
-        let mut stats = WriteStats::default();
-        let mut now = Stamps(HashMap::new());
-        for (path, changed, remembered) in outcomes {
-            if changed {
-                stats.written += 1;
-            } else {
-                stats.unchanged += 1;
-            }
-            if let Some(remembered) = remembered {
-                now.0.insert(path, remembered);
-            }
-        }
-        *stamps = now;
-        Ok(stats)
-    }
-
     /// Remove the files the last build listed that this one did not write,
     /// then the folders they leave empty. A listed path that is now a link
     /// or a folder is left alone: it is not what a build wrote.
-    fn remove_stale(&self, files: &[OutFile], before: &Manifest, folders: &[String]) -> Result<usize> {
+    fn remove_stale(&self, rels: &[String], before: &Manifest, folders: &[String]) -> Result<usize> {
         let Manifest::Listed(old) = before else { return Ok(0) };
-        let keep: HashSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        let keep: HashSet<&str> = rels.iter().map(String::as_str).collect();
         let needed: HashSet<&str> = folders.iter().map(String::as_str).collect();
         let mut removed = 0;
         let mut emptied = BTreeSet::new();
@@ -539,6 +531,58 @@ impl OutputDir {
             }
         }
         true
+    }
+}
+
+/// A write under way ([`OutputDir::begin`]): the lock is held until it is
+/// finished or dropped.
+pub struct Writing<'a> {
+    dir: &'a OutputDir,
+    /// Every path this build writes.
+    rels: Vec<String>,
+    before: Manifest,
+    folders: Vec<String>,
+    stats: WriteStats,
+    /// What the known files written so far were left as.
+    remembered: Stamps,
+    _lock: File,
+    _not_served: Option<File>,
+}
+
+impl Writing<'_> {
+    /// Write `files` (some of the paths given to `begin`), compared and
+    /// written on every core, each on its own; `stamps`: what the last
+    /// write left, so that known files as it left them are not compared.
+    pub fn write(&mut self, files: &[OutFile], stamps: &Stamps) -> Result<()> {
+        let outcomes: Vec<(PathBuf, bool, Option<Remembered>)> = files
+            .par_iter()
+            .map(|file| -> Result<_> {
+                let path = self.dir.root.join(&file.rel);
+                let (changed, remembered) = write_one(&path, &file.data, stamps)?;
+                Ok((path, changed, remembered))
+            })
+            .collect::<Result<_>>()?;
+        for (path, changed, remembered) in outcomes {
+            if changed {
+                self.stats.written += 1;
+            } else {
+                self.stats.unchanged += 1;
+            }
+            if let Some(remembered) = remembered {
+                self.remembered.0.insert(path, remembered);
+            }
+        }
+        Ok(())
+    }
+
+    /// Remove what the last build wrote and this one did not, list this
+    /// build's files alone in the manifest, and say what changed; `stamps`
+    /// becomes what this write left.
+    pub fn finish(self, stamps: &mut Stamps) -> Result<WriteStats> {
+        let removed = self.dir.remove_stale(&self.rels, &self.before, &self.folders)?;
+        self.dir.write_manifest(self.rels.iter().map(String::as_str).collect())?;
+        *stamps = self.remembered;
+        Ok(WriteStats { removed, ..self.stats })
     }
 }
 

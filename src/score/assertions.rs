@@ -2,7 +2,7 @@
 //! [`VaultState`] snapshot taken after the run, never the disk, so they are
 //! pure and the runner decides when to take the snapshot.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::format::result::AssertionDetail;
 use crate::format::task::VaultAssertion;
@@ -18,6 +18,34 @@ pub struct VaultState {
     pub files: HashMap<String, Vec<u8>>,
     /// Fixture file name (relative to the task's fixture folder) to bytes.
     pub fixtures: HashMap<String, Vec<u8>>,
+    /// Every file of the vault as the run found it and as it left it, for
+    /// `nothingElseChanged`; `None` when no assertion needs it.
+    pub tree: Option<Tree>,
+}
+
+/// Every file of a vault before and after a run (vault-relative paths).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tree {
+    pub before: BTreeMap<String, Vec<u8>>,
+    pub after: BTreeMap<String, Vec<u8>>,
+}
+
+impl Tree {
+    /// Files outside `except` that differ: (changed, added, removed).
+    pub fn changes(&self, except: &[String]) -> (Vec<&str>, Vec<&str>, Vec<&str>) {
+        let free = |p: &String| !except.contains(p);
+        let (mut changed, mut added) = (Vec::new(), Vec::new());
+        for (path, bytes) in self.after.iter().filter(|(p, _)| free(p)) {
+            match self.before.get(path) {
+                None => added.push(path.as_str()),
+                Some(b) if b != bytes => changed.push(path.as_str()),
+                Some(_) => {}
+            }
+        }
+        let removed =
+            self.before.keys().filter(|p| free(p) && !self.after.contains_key(*p)).map(String::as_str).collect();
+        (changed, added, removed)
+    }
 }
 
 /// Evaluate every assertion; all must hold.
@@ -77,6 +105,19 @@ fn evaluate_one(assertion: &VaultAssertion, state: &VaultState, budget: RegexBud
             (None, _) => (false, "file missing".into()),
             (_, None) => (false, format!("no fixture \"{fixture}\" to compare")),
             (Some(now), Some(original)) => verdict(now == original, "unchanged", "content was modified"),
+        },
+        VaultAssertion::NothingElseChanged { except } => match &state.tree {
+            None => (false, "no snapshot of the whole vault to compare".into()),
+            Some(tree) => {
+                let (changed, added, removed) = tree.changes(except);
+                let mut why = Vec::new();
+                for (what, paths) in [("changed", changed), ("added", added), ("removed", removed)] {
+                    if !paths.is_empty() {
+                        why.push(format!("{what}: {}", paths.join(", ")));
+                    }
+                }
+                if why.is_empty() { (true, "nothing else changed".into()) } else { (false, why.join("; ")) }
+            }
         },
     }
 }
@@ -182,6 +223,34 @@ mod tests {
             (false, "content was modified".into())
         );
         assert!(!check(VaultAssertion::FileUnchanged { path: path("notes.md"), fixture: "nope.md".into() }).0);
+    }
+
+    #[test]
+    fn nothing_else_changed_compares_the_whole_vault_outside_its_exceptions() {
+        let files = |pairs: &[(&str, &str)]| -> BTreeMap<String, Vec<u8>> {
+            pairs.iter().map(|(p, c)| (path(p), c.as_bytes().to_vec())).collect()
+        };
+        let before = files(&[("a.md", "a"), ("b.md", "b"), ("c.md", "c")]);
+        let check = |after: BTreeMap<String, Vec<u8>>, except: &[&str]| {
+            let s = VaultState { tree: Some(Tree { before: before.clone(), after }), ..VaultState::default() };
+            let a = VaultAssertion::NothingElseChanged { except: except.iter().map(|p| path(p)).collect() };
+            let (ok, details) = evaluate(&[a], &s, BUDGET);
+            assert_eq!(details[0].kind, "nothingElseChanged");
+            (ok, details[0].reason.clone())
+        };
+        assert_eq!(check(before.clone(), &[]), (true, "nothing else changed".into()));
+        let edited = files(&[("a.md", "A"), ("b.md", "b"), ("c.md", "c")]);
+        assert!(check(edited.clone(), &["a.md"]).0);
+        assert_eq!(check(edited, &["b.md"]), (false, "changed: eval-scratch/a.md".into()));
+        let added_and_removed = files(&[("a.md", "a"), ("b.md", "b"), ("new.md", "")]);
+        assert_eq!(
+            check(added_and_removed.clone(), &[]),
+            (false, "added: eval-scratch/new.md; removed: eval-scratch/c.md".into())
+        );
+        assert!(check(added_and_removed, &["new.md", "c.md"]).0);
+        // Without a snapshot it cannot hold.
+        let (ok, _) = evaluate(&[VaultAssertion::NothingElseChanged { except: vec![] }], &state(), BUDGET);
+        assert!(!ok);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! It does not run anything; replaying reference trajectories belongs to the
 //! runner.
 
+pub mod compile;
 pub mod corpus;
 pub mod diagnostics;
 pub mod fixtures;

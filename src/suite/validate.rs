@@ -185,6 +185,15 @@ pub(super) fn task(root: &Path, file: &Path, text: &str, task: &Task, compile: P
     // Vault assertions.
     for (i, a) in task.vault_assertions.iter().enumerate() {
         let field = format!("vaultAssertions[{i}]");
+        if let VaultAssertion::NothingElseChanged { except } = a {
+            for (j, p) in except.iter().enumerate().filter(|(_, p)| !is_vault_relative(p)) {
+                out.push(
+                    err(format!("path `{p}` is not inside the vault"), "use a vault-relative path without `..`")
+                        .field(format!("{field}.except[{j}]")),
+                );
+            }
+            continue;
+        }
         if !is_vault_relative(a.path()) {
             out.push(
                 err(

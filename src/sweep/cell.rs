@@ -263,5 +263,46 @@ fn snapshot(vault: &Vault, suite_root: &Path, task: &Task) -> VaultState {
             state.fixtures.insert(fixture.clone(), bytes);
         }
     }
+    if task.vault_assertions.iter().any(|a| matches!(a, VaultAssertion::NothingElseChanged { .. })) {
+        state.tree =
+            Some(score::assertions::Tree { before: seeded_files(suite_root, task), after: files_under(vault.root()) });
+    }
     state
+}
+
+/// Every plain file under `root`, by its path relative to it (`/`-separated).
+fn files_under(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    for entry in walkdir::WalkDir::new(root).follow_links(false).into_iter().filter_map(Result::ok) {
+        if entry.file_type().is_file()
+            && let Ok(rel) = entry.path().strip_prefix(root)
+            && let Ok(bytes) = fs::read(entry.path())
+        {
+            let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+            out.insert(rel.join("/"), bytes);
+        }
+    }
+    out
+}
+
+/// The files a fresh vault for `task` holds: its fixture under
+/// `eval-scratch/` and its setup files (what [`prepare`] writes).
+fn seeded_files(suite_root: &Path, task: &Task) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let fixtures = suite_root.join("fixtures");
+    let mut out = std::collections::BTreeMap::new();
+    if let Some(name) = &task.fixture
+        && let Ok(dir) = fixtures::resolve(&fixtures, name, Kind::Folder)
+    {
+        for (rel, bytes) in files_under(&dir) {
+            out.insert(format!("eval-scratch/{rel}"), bytes);
+        }
+    }
+    for s in &task.setup {
+        if let Ok(from) = fixtures::resolve(&fixtures, &s.from, Kind::File)
+            && let Ok(bytes) = fs::read(from)
+        {
+            out.insert(s.path.clone(), bytes);
+        }
+    }
+    out
 }

@@ -11,9 +11,12 @@
 //! regex, vault assertions, budget): judge matchers never count as passing
 //! silently. A wrong answer that only a judge matcher could reject is a false
 //! positive of the literal checks, and its task is listed as one where only
-//! the judge separates right from wrong. With a judge configured, its
-//! verdicts are reported beside them, and a judge NO on a correct answer is a
-//! false negative too.
+//! the judge separates right from wrong, with the reason its check source
+//! gives (`judge.why`): such answers are left to the judge and reported
+//! apart; in a task whose source gives no reason they fail the check. With a
+//! judge configured, its verdicts are reported beside them: a judge NO on a
+//! correct answer is a false negative, a judge YES on a wrong answer left to
+//! it a false positive.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -26,6 +29,7 @@ use tokio::task::JoinSet;
 use super::Scratch;
 use super::cell::{self, CellEnv};
 use crate::agent::transcript::Event;
+use crate::checks::explain::Explainer;
 use crate::format::alternative::{Label, Origin, Source};
 use crate::format::reference::{Reference, ReferenceStep};
 use crate::format::result::{EndReason, MatcherDetail, RunRecord};
@@ -113,6 +117,9 @@ pub struct AlternativeCheck {
     pub label: Label,
     pub kind: String,
     pub has_judge: bool,
+    /// Why only the judge can reject some wrong answers of the task, as its
+    /// check source says (`judge.why`); `None` when it does not.
+    pub judge_only: Option<String>,
     pub replay: Replay,
 }
 
@@ -125,6 +132,18 @@ impl AlternativeCheck {
     /// A wrong answer the literal checks let through.
     pub fn literal_false_positive(&self) -> bool {
         self.label == Label::Wrong && self.replay.literal_solved()
+    }
+
+    /// A wrong answer the literal checks let through in a task whose source
+    /// says only the judge can tell: it is the judge's to reject.
+    pub fn left_to_judge(&self) -> bool {
+        self.literal_false_positive() && self.has_judge && self.judge_only.is_some()
+    }
+
+    /// A wrong answer that gets through: past the literal checks, and not
+    /// left to the judge (or left to it and let through by it too).
+    pub fn false_positive(&self) -> bool {
+        self.literal_false_positive() && (!self.left_to_judge() || self.replay.judge == Some(true))
     }
 
     /// A correct answer the literal checks pass and the judge rejects.
@@ -155,11 +174,15 @@ impl AlternativeCheck {
                 self.describe(),
                 self.replay.judge_why
             ))
+        } else if self.left_to_judge() && self.replay.judge != Some(true) {
+            None
         } else if self.literal_false_positive() {
             let judge = match (self.has_judge, self.replay.judge) {
                 (false, _) => "",
-                (true, None) => " (only a judge matcher could reject it; not judged)",
-                (true, Some(false)) => " (only the judge rejects it)",
+                (true, None) => {
+                    " (only a judge matcher could reject it; not judged, and the check source gives no judge.why)"
+                }
+                (true, Some(false)) => " (only the judge rejects it, and the check source gives no judge.why)",
                 (true, Some(true)) => " (and the judge says YES)",
             };
             Some(format!("{}: false positive: {} solves it{judge}", self.task_id, self.describe()))
@@ -194,7 +217,10 @@ pub struct Rates {
     pub correct: usize,
     pub false_negatives: usize,
     pub wrong: usize,
+    /// Wrong answers that get through (see [`AlternativeCheck::false_positive`]).
     pub false_positives: usize,
+    /// Wrong answers past the literal checks, left to the judge.
+    pub left_to_judge: usize,
 }
 
 impl Rates {
@@ -206,7 +232,8 @@ impl Rates {
             }
             Label::Wrong => {
                 self.wrong += 1;
-                self.false_positives += usize::from(a.literal_false_positive());
+                self.false_positives += usize::from(a.false_positive());
+                self.left_to_judge += usize::from(a.left_to_judge() && !a.false_positive());
             }
         }
     }
@@ -233,16 +260,22 @@ impl CorpusCheck {
     }
 
     /// Tasks with a judge matcher where some wrong answer passes every literal
-    /// check: only the judge can tell it from a right one.
-    pub fn judge_only_tasks(&self) -> Vec<&str> {
-        let mut ids: Vec<&str> = self
-            .alternatives
-            .iter()
-            .filter(|a| a.has_judge && a.literal_false_positive())
-            .map(|a| a.task_id.as_str())
-            .collect();
-        ids.dedup();
-        ids
+    /// check: only the judge can tell it from a right one. Each with the
+    /// reason its source gives, if any, and how many wrong answers.
+    /// Tasks whose source says why only the judge can tell are listed even
+    /// when no wrong answer of the corpus needs it (a count of 0).
+    pub fn judge_only_tasks(&self) -> Vec<(&str, Option<&str>, usize)> {
+        let mut out: Vec<(&str, Option<&str>, usize)> = Vec::new();
+        for a in
+            self.alternatives.iter().filter(|a| a.has_judge && (a.literal_false_positive() || a.judge_only.is_some()))
+        {
+            let n = usize::from(a.literal_false_positive());
+            match out.last_mut() {
+                Some(last) if last.0 == a.task_id => last.2 += n,
+                _ => out.push((a.task_id.as_str(), a.judge_only.as_deref(), n)),
+            }
+        }
+        out
     }
 
     pub fn problems(&self) -> Vec<String> {
@@ -267,9 +300,10 @@ impl CheckReport {
     }
 }
 
-/// Every check that failed on a run, as a person would read it; judge
-/// matchers only when `with_judge`.
-pub fn failing_checks(task: &Task, record: &RunRecord, with_judge: bool) -> String {
+/// Every check that failed on a run, in words (the rule and its value, from
+/// the task's check source where it has one); judge matchers only when
+/// `with_judge`.
+pub fn failing_checks(task: &Task, record: &RunRecord, with_judge: bool, explain: &Explainer) -> String {
     let mut why = Vec::new();
     if !record.errors.is_empty() {
         why.push(format!("harness error: {}", record.errors.join("; ")));
@@ -292,19 +326,16 @@ pub fn failing_checks(task: &Task, record: &RunRecord, with_judge: bool) -> Stri
     }
     for m in d.matcher_details.iter().filter(|m| !m.verdict()) {
         why.push(match m {
-            MatcherDetail::Contains { value, .. } => format!("output lacks {value}"),
-            MatcherDetail::Regex { value, flags, error, .. } => format!(
-                "output does not match regex {value}{}{}",
-                flags.as_deref().map(|f| format!(" (flags {f})")).unwrap_or_default(),
-                error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
-            ),
             MatcherDetail::Judge { .. } if !with_judge => continue,
             MatcherDetail::Judge { criteria, error: Some(e), .. } => format!("judge call failed ({e}) on {criteria:?}"),
             MatcherDetail::Judge { criteria, .. } => format!("judge said NO to {criteria:?}"),
+            MatcherDetail::Regex { error: Some(e), .. } => format!("not met: {} ({e})", explain.detail(m)),
+            _ => format!("not met: {}", explain.detail(m)),
         });
     }
-    for a in d.vault_assertion_details.iter().filter(|a| !a.ok) {
-        why.push(format!("vault assertion {} {}: {}", a.kind, a.path, a.reason));
+    // The details are in the task's order: each names its assertion.
+    for (a, detail) in task.vault_assertions.iter().zip(&d.vault_assertion_details).filter(|(_, d)| !d.ok) {
+        why.push(format!("not met: {} ({})", explain.assertion(a), detail.reason));
     }
     if !d.tool_budget_ok {
         why.push(format!(
@@ -364,6 +395,8 @@ fn tool_errors(events: &[Event]) -> Vec<String> {
 
 struct Shared {
     root: std::path::PathBuf,
+    /// Each task's checks in words, from its check source.
+    explainers: std::collections::HashMap<String, Explainer>,
     toolbox: Toolbox,
     references: std::path::PathBuf,
     judge: Option<Arc<dyn Judge>>,
@@ -395,7 +428,7 @@ async fn replay(shared: &Shared, task: &Task, agent: Agent) -> Replay {
     let literal = if record.passed && details.literal_checks_hold() {
         Verdict::Solved
     } else {
-        Verdict::Unsolved(failing_checks(task, record, false))
+        Verdict::Unsolved(failing_checks(task, record, false, &shared.explainers[&task.id]))
     };
     let judged: Vec<&MatcherDetail> =
         details.matcher_details.iter().filter(|m| matches!(m, MatcherDetail::Judge { .. })).collect();
@@ -438,8 +471,21 @@ pub async fn check(
             argument_problems.push(format!("{}: {} {p}", e.task_id, e.path.display()));
         }
     }
-    let shared =
-        Arc::new(Shared { root: suite.root.clone(), toolbox, references: references.to_path_buf(), judge, scratch });
+    let compiled: std::collections::HashMap<&str, Option<crate::checks::compile::Compiled>> = suite
+        .tasks
+        .iter()
+        .map(|t| (t.id.as_str(), crate::suite::compile::compile_task(&suite.root, t).and_then(Result::ok)))
+        .collect();
+    let judge_only = |id: &str| compiled.get(id).and_then(|c| c.as_ref()).and_then(|c| c.judge_only.clone());
+    let explainers = compiled.iter().map(|(id, c)| (id.to_string(), Explainer::new(c.clone()))).collect();
+    let shared = Arc::new(Shared {
+        root: suite.root.clone(),
+        explainers,
+        toolbox,
+        references: references.to_path_buf(),
+        judge,
+        scratch,
+    });
 
     // (task index, agent) for every run; the key orders the results.
     let mut runs: Vec<(usize, Agent)> = Vec::new();
@@ -493,6 +539,7 @@ pub async fn check(
                     label: e.alternative.label,
                     kind: e.alternative.kind.clone(),
                     has_judge: suite.tasks[t].has_judge_matcher(),
+                    judge_only: judge_only(&suite.tasks[t].id),
                     replay: result,
                 });
             }
@@ -591,8 +638,10 @@ fn render_corpus(s: &mut String, c: &CorpusCheck, judged: bool) {
         all.wrong
     );
     let line = |label: &str, r: &Rates| {
+        let left =
+            if r.left_to_judge > 0 { format!(", {} more left to the judge", r.left_to_judge) } else { String::new() };
         format!(
-            "  {label}: false negatives {} (correct answers not solved), false positives {} (wrong answers solved)\n",
+            "  {label}: false negatives {} (correct answers not solved), false positives {} (wrong answers solved){left}\n",
             rate(r.false_negatives, r.correct),
             rate(r.false_positives, r.wrong)
         )
@@ -641,11 +690,21 @@ fn render_corpus(s: &mut String, c: &CorpusCheck, judged: bool) {
         }
     }
     let only = c.judge_only_tasks();
-    let _ = writeln!(
-        s,
-        "tasks where only the judge separates them: {}",
-        if only.is_empty() { "none".to_string() } else { only.join(", ") }
-    );
+    if only.is_empty() {
+        let _ = writeln!(s, "tasks where only the judge separates them: none");
+    } else {
+        let _ = writeln!(s, "tasks where only the judge separates them ({}):", only.len());
+        for (id, why, n) in only {
+            let answers = match n {
+                0 => "no wrong answer of the corpus needs it".to_string(),
+                1 => "1 wrong answer".to_string(),
+                n => format!("{n} wrong answers"),
+            };
+            let why =
+                why.unwrap_or("no reason given in its check source (judge.why), so its wrong answers fail the check");
+            let _ = writeln!(s, "  {id}: {why} ({answers})");
+        }
+    }
 }
 
 #[cfg(test)]
@@ -661,6 +720,7 @@ mod tests {
             label,
             kind: "k".into(),
             has_judge,
+            judge_only: None,
             replay: Replay {
                 literal: if literal { Verdict::Solved } else { Verdict::Unsolved("output lacks \"x\"".into()) },
                 judge,
@@ -687,10 +747,20 @@ mod tests {
         let fp = alt(Label::Wrong, true, None, false);
         assert!(fp.problem().unwrap().ends_with("false positive: wrong answer `a` (blind round 1, k) solves it"));
         let only_judge = alt(Label::Wrong, true, None, true);
-        assert!(only_judge.problem().unwrap().ends_with("(only a judge matcher could reject it; not judged)"));
+        assert!(only_judge.problem().unwrap().contains("(only a judge matcher could reject it; not judged"));
         let judge_saves = alt(Label::Wrong, true, Some(false), true);
         assert!(judge_saves.literal_false_positive());
-        assert!(judge_saves.problem().unwrap().ends_with("(only the judge rejects it)"));
+        assert!(judge_saves.problem().unwrap().contains("(only the judge rejects it, and the check source gives no"));
+        // Where the task's source says why only the judge can tell, such an
+        // answer is the judge's: no problem unless the judge lets it through.
+        let mut left = alt(Label::Wrong, true, None, true);
+        left.judge_only = Some("a claim only the judge reads".into());
+        assert!(left.left_to_judge() && !left.false_positive() && left.problem().is_none());
+        left.replay.judge = Some(false);
+        assert!(left.problem().is_none());
+        left.replay.judge = Some(true);
+        assert!(left.false_positive());
+        assert!(left.problem().unwrap().ends_with("(and the judge says YES)"));
         assert!(alt(Label::Wrong, false, Some(true), true).problem().is_none());
     }
 
@@ -710,10 +780,16 @@ mod tests {
             coverage_gaps: vec![],
         };
         let (all, by, _) = c.rates();
-        assert_eq!(all, Rates { correct: 2, false_negatives: 1, wrong: 2, false_positives: 1 });
-        assert_eq!(by[&Source::Blind], Rates { correct: 2, false_negatives: 1, wrong: 1, false_positives: 0 });
-        assert_eq!(by[&Source::Reviewer], Rates { correct: 0, false_negatives: 0, wrong: 1, false_positives: 1 });
-        assert_eq!(c.judge_only_tasks(), ["u"]);
+        assert_eq!(all, Rates { correct: 2, false_negatives: 1, wrong: 2, false_positives: 1, left_to_judge: 0 });
+        assert_eq!(
+            by[&Source::Blind],
+            Rates { correct: 2, false_negatives: 1, wrong: 1, false_positives: 0, left_to_judge: 0 }
+        );
+        assert_eq!(
+            by[&Source::Reviewer],
+            Rates { correct: 0, false_negatives: 0, wrong: 1, false_positives: 1, left_to_judge: 0 }
+        );
+        assert_eq!(c.judge_only_tasks(), [("u", None, 1)]);
         let mut s = String::new();
         render_corpus(&mut s, &c, false);
         assert!(
@@ -722,7 +798,16 @@ mod tests {
         );
         assert!(s.contains("  reviewer: false negatives 0/0 (correct"), "{s}");
         assert!(s.contains("  u  no   (0/0 correct solve, 0/1 wrong fail a literal check)"), "{s}");
-        assert!(s.contains("tasks where only the judge separates them: u"), "{s}");
+        assert!(s.contains("tasks where only the judge separates them (1):\n  u: no reason given"), "{s}");
+        // With a reason, the answer is left to the judge and counted apart.
+        let mut c = c;
+        c.alternatives[3].judge_only = Some("a claim only the judge reads".into());
+        let (all, _, _) = c.rates();
+        assert_eq!((all.false_positives, all.left_to_judge), (0, 1));
+        let mut s = String::new();
+        render_corpus(&mut s, &c, false);
+        assert!(s.contains("(wrong answers solved), 1 more left to the judge"), "{s}");
+        assert!(s.contains("  u: a claim only the judge reads (1 wrong answer)"), "{s}");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 // vaultbench docs site: search, the theme toggle, the phone menu, copy
-// buttons. Every page reads without this script; nothing here loads anything
+// buttons, code group tabs. Every page reads without this script; nothing here loads anything
 // from another site, and it works from a server or opened from disk.
 (function () {
   "use strict";
@@ -39,9 +39,11 @@
     });
   }
 
-  // The outline is open beside the text on wide screens, folded above it otherwise.
+  // The outline is open beside the text on wide screens, folded above it
+  // otherwise, and on the wide pages (tables and charts), which take the room.
   var outline = document.querySelector(".outline details");
-  if (outline && window.matchMedia && window.matchMedia("(min-width: 72em)").matches) outline.open = true;
+  var widePage = document.body.classList.contains("wide");
+  if (outline && !widePage && window.matchMedia && window.matchMedia("(min-width: 72em)").matches) outline.open = true;
 
   // Tables marked data-sortable: each header sorts by its column (again:
   // the other way). Numbers sort as numbers (`57.4%`, `19/29` as a
@@ -171,24 +173,79 @@
     block.appendChild(button);
   });
 
+  // Code groups (`::: code-group`): the blocks become tabs labelled by their
+  // titles (else their language), as ARIA tabs: a click, or the arrow keys,
+  // Home and End on the tab list. Without this script the blocks stand one
+  // under another, each under its title.
+  Array.prototype.forEach.call(document.querySelectorAll(".container-code-group"), function (group, g) {
+    var blocks = Array.prototype.filter.call(group.children, function (c) { return c.classList.contains("code"); });
+    if (blocks.length < 2) return;
+    var list = document.createElement("div");
+    list.className = "code-tabs";
+    list.setAttribute("role", "tablist");
+    list.setAttribute("aria-label", "Variants of this code");
+    var tabs = blocks.map(function (block, i) {
+      var title = block.querySelector(".code-title");
+      var tab = document.createElement("button");
+      tab.type = "button";
+      tab.id = "code-group-" + g + "-tab-" + i;
+      tab.setAttribute("role", "tab");
+      tab.textContent = title ? title.textContent : (block.getAttribute("data-lang") || "Code " + (i + 1));
+      if (!block.id) block.id = "code-group-" + g + "-panel-" + i;
+      tab.setAttribute("aria-controls", block.id);
+      block.setAttribute("role", "tabpanel");
+      block.setAttribute("aria-labelledby", tab.id);
+      if (title) title.hidden = true;
+      tab.addEventListener("click", function () { select(i, false); });
+      list.appendChild(tab);
+      return tab;
+    });
+    function select(chosen, focus) {
+      tabs.forEach(function (tab, i) {
+        var on = i === chosen;
+        tab.setAttribute("aria-selected", on ? "true" : "false");
+        tab.tabIndex = on ? 0 : -1;
+        blocks[i].hidden = !on;
+      });
+      if (focus) tabs[chosen].focus();
+    }
+    list.addEventListener("keydown", function (e) {
+      var at = tabs.indexOf(document.activeElement);
+      if (at === -1) return;
+      var to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[e.key];
+      if (to === undefined) return;
+      e.preventDefault();
+      select((to + tabs.length) % tabs.length, true);
+    });
+    group.insertBefore(list, blocks[0]);
+    group.classList.add("tabbed");
+    select(0, false);
+  });
+
   // Search: the index is a script (search-index.js, built with the site)
-  // loaded on first use.
+  // loaded on first use. What is typed while it loads is searched once it
+  // is here (the latest query, nothing dropped). `?q=words` in the address
+  // opens the search with its results, and the address follows the query,
+  // so a search can be linked.
   var input = document.getElementById("search-input");
   var box = document.getElementById("search-results");
   if (!input || !box) return;
   var index = null;
   var loading = false;
+  var pending = null;
   var MAX_HITS = 12;
+  var PER_PAGE = 3;
 
   function load(then) {
     if (index) return then();
+    pending = then;
     if (loading) return;
     loading = true;
     var script = document.createElement("script");
     script.src = root + "search-index.js";
     script.onload = function () {
       var data = window.vaultbenchSearchIndex;
-      if (!data) return;
+      if (!data) { note("The search index could not be read."); return; }
       index = {
         pages: data.pages,
         sections: data.sections,
@@ -196,7 +253,9 @@
         headings: data.sections.map(function (s) { return s[2].toLowerCase(); }),
         texts: data.sections.map(function (s) { return s[3].toLowerCase(); })
       };
-      then();
+      var run = pending;
+      pending = null;
+      if (run) run();
     };
     script.onerror = function () { note("The search index could not be loaded."); };
     document.head.appendChild(script);
@@ -219,7 +278,8 @@
   }
 
   // Every term must appear in the section's heading, text or page title;
-  // matches in headings and titles count most.
+  // matches in headings and titles count most. At most PER_PAGE hits from
+  // one page, so one long page does not fill the list.
   function search(query) {
     var terms = query.toLowerCase().split(/\s+/).filter(Boolean).slice(0, 8);
     if (!terms.length) return [];
@@ -235,10 +295,18 @@
         if (!inHeading && !inTitle && !inText) { score = 0; break; }
         score += (inHeading ? 10 : 0) + (inTitle ? 4 : 0) + Math.min(inText, 5);
       }
-      if (score > 0) hits.push({ section: i, score: score });
+      if (score > 0) hits.push({ section: i, page: page, score: score });
     }
     hits.sort(function (a, b) { return b.score - a.score || a.section - b.section; });
-    return hits.slice(0, MAX_HITS).map(function (h) { return { section: index.sections[h.section], terms: terms }; });
+    var perPage = {};
+    var kept = [];
+    for (var h = 0; h < hits.length && kept.length < MAX_HITS; h++) {
+      var n = perPage[hits[h].page] || 0;
+      if (n >= PER_PAGE) continue;
+      perPage[hits[h].page] = n + 1;
+      kept.push({ section: index.sections[hits[h].section], terms: terms });
+    }
+    return kept;
   }
 
   // Text with every term marked, built as DOM nodes (the text may come from
@@ -261,6 +329,7 @@
     }
   }
 
+  // About 160 characters around the first match, cut between words.
   function snippet(text, terms) {
     var lower = text.toLowerCase();
     var first = -1;
@@ -268,16 +337,35 @@
       var at = lower.indexOf(term);
       if (at !== -1 && (first === -1 || at < first)) first = at;
     });
-    if (first === -1) return text.slice(0, 140);
-    var start = Math.max(0, first - 50);
-    return (start > 0 ? "…" : "") + text.slice(start, start + 160) + (start + 160 < text.length ? "…" : "");
+    var start = first > 50 ? first - 50 : 0;
+    if (start > 0) {
+      var space = text.indexOf(" ", start);
+      if (space !== -1 && space < first) start = space + 1;
+    }
+    var end = Math.min(text.length, start + 160);
+    if (end < text.length) {
+      var cut = text.lastIndexOf(" ", end);
+      if (cut > start + 80) end = cut;
+    }
+    return (start > 0 ? "\u2026" : "") + text.slice(start, end) + (end < text.length ? "\u2026" : "");
+  }
+
+  // The address follows the query (`?q=`), without adding to the history.
+  function remember(query) {
+    if (!window.history || !history.replaceState || !window.URL) return;
+    try {
+      var url = new URL(location.href);
+      if (query) url.searchParams.set("q", query); else url.searchParams.delete("q");
+      if (url.href !== location.href) history.replaceState(history.state, "", url.href);
+    } catch (e) { /* an address that cannot change (some file:// pages): the search still works */ }
   }
 
   function show() {
     var query = input.value.trim();
+    remember(query);
     if (!query) { box.hidden = true; box.textContent = ""; return; }
     var hits = search(query);
-    if (!hits.length) { note("No results for “" + query + "”."); return; }
+    if (!hits.length) { note("No results for \u201c" + query + "\u201d."); return; }
     box.textContent = "";
     var list = document.createElement("ul");
     hits.forEach(function (hit) {
@@ -288,12 +376,14 @@
       a.className = "search-hit";
       var title = document.createElement("span");
       title.className = "hit-title";
-      marked(s[2] && s[2] !== page[0] ? page[0] + " › " + s[2] : page[0], hit.terms, title);
-      var text = document.createElement("span");
-      text.className = "hit-text";
-      marked(snippet(s[3], hit.terms), hit.terms, text);
+      marked(s[2] && s[2] !== page[0] ? page[0] + " \u203a " + s[2] : page[0], hit.terms, title);
       a.appendChild(title);
-      a.appendChild(text);
+      if (s[3]) {
+        var text = document.createElement("span");
+        text.className = "hit-text";
+        marked(snippet(s[3], hit.terms), hit.terms, text);
+        a.appendChild(text);
+      }
       a.addEventListener("click", close);
       var li = document.createElement("li");
       li.appendChild(a);
@@ -306,7 +396,7 @@
   function close() { box.hidden = true; }
   function hitLinks() { return Array.prototype.slice.call(box.querySelectorAll("a")); }
 
-  input.addEventListener("focus", function () { load(function () {}); });
+  input.addEventListener("focus", function () { load(function () { if (input.value.trim()) show(); }); });
   input.addEventListener("input", function () { load(show); });
   input.addEventListener("keydown", function (e) {
     if (e.key === "ArrowDown") {
@@ -339,4 +429,11 @@
     e.preventDefault();
     input.focus();
   });
+  // A search in the address: the box holds it and shows its results.
+  var asked = null;
+  try { asked = new URLSearchParams(location.search).get("q"); } catch (e) { /* no URLSearchParams */ }
+  if (asked && asked.trim()) {
+    input.value = asked;
+    load(show);
+  }
 })();

@@ -4,7 +4,7 @@
 //
 //   node tests/audit/site-audit.mjs --site site --modules .local-tools/node/node_modules \
 //     --chromium /usr/bin/chromium --lighthouse index.html,results.html \
-//     --axe all --vnu path/to/vnu.jar --screenshots out/ --out report.json
+//     --axe all[,results.html?q=words] --vnu path/to/vnu.jar --screenshots out/ --out report.json
 //
 // Prints one line per check and writes the figures as JSON; exits 1 when a
 // Lighthouse category is under --min-score (default 95), axe reports a
@@ -130,13 +130,19 @@ try {
     try {
       if (args.axe) {
         const axeSource = readFileSync(requireFrom.resolve("axe-core/axe.min.js"), "utf8");
-        const pages = args.axe === "all" ? pagesToAudit(htmlPages(site)) : args.axe.split(",");
+        // `all` is every page (but the run-level ones, one of each kind);
+        // other entries are pages as given, with a query if any
+        // (`results.html?q=flash`: the page with its search open).
+        const pages = args.axe.split(",").flatMap((spec) => (spec === "all" ? pagesToAudit(htmlPages(site)) : [spec]));
         for (const theme of ["light", "dark"]) {
           for (const pagePath of pages) {
             const page = await browser.newPage();
             await page.setViewport({ width: 1280, height: 900 });
             await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: theme }]);
             await page.goto(base + pagePath, { waitUntil: "load" });
+            if (pagePath.includes("?q=")) {
+              await page.waitForSelector("#search-results:not([hidden]) a", { timeout: 10000 });
+            }
             await page.evaluate(axeSource);
             const result = await page.evaluate(async () => {
               const r = await window.axe.run(document, { resultTypes: ["violations"] });

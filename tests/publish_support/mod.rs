@@ -72,9 +72,15 @@ pub struct Watcher {
 impl Watcher {
     /// Start `vaultbench publish --watch --port 0 ARGS` in `dir` and wait for its URL.
     pub fn start(dir: &Path, args: &[&str]) -> Watcher {
+        let mut all = vec!["publish", "--watch", "--port", "0"];
+        all.extend_from_slice(args);
+        Watcher::serving(dir, &all)
+    }
+
+    /// Start `vaultbench ARGS` (a command that serves pages) in `dir` and wait for its URL.
+    pub fn serving(dir: &Path, args: &[&str]) -> Watcher {
         let mut child = Command::new(env!("CARGO_BIN_EXE_vaultbench"))
             .env("VAULTBENCH_CACHE_DIR", "")
-            .args(["publish", "--watch", "--port", "0"])
             .args(args)
             .current_dir(dir)
             .stdout(Stdio::piped())
@@ -98,7 +104,7 @@ impl Watcher {
         let deadline = Instant::now() + Duration::from_secs(30);
         let url = loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = lines.recv_timeout(left).expect("publish --watch prints the URL it serves");
+            let line = lines.recv_timeout(left).expect("the server prints the URL it serves");
             if let Some(i) = line.find("http://127.0.0.1:") {
                 break line[i..].split_whitespace().next().unwrap().to_string();
             }

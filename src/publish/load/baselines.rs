@@ -43,6 +43,9 @@ pub struct Headline {
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct TaskHeadline {
     pub id: Option<String>,
+    /// What the task was when it ran (`suite::hash`), where recorded.
+    #[serde(default)]
+    pub content_hash: Option<String>,
     pub difficulty: Option<String>,
     pub category: Option<String>,
     pub n_runs: Option<u32>,
@@ -285,6 +288,7 @@ impl From<TaskResult> for TaskHeadline {
         let m = t.metrics;
         TaskHeadline {
             id: Some(t.id),
+            content_hash: t.content_hash,
             difficulty: t.difficulty.map(|d| d.as_str().to_string()),
             category: t.category,
             n_runs: Some(t.n_runs),

@@ -102,10 +102,14 @@ mod tests {
         assert_eq!(names, ["a.md", "alias.md"]);
         assert_eq!(files[1].1, root.join("a.md").canonicalize().unwrap());
         let warned: Vec<String> = warnings.iter().map(ToString::to_string).collect();
-        assert_eq!(warned.len(), 4, "{warned:#?}");
-        for (name, why) in
-            [("leak.md", "outside"), ("up", "not a file"), ("dangling.md", "does not exist"), ("etc.md", "outside")]
-        {
+        assert_eq!(warned.len(), 5, "{warned:#?}");
+        for (name, why) in [
+            ("leak.md", "outside"),
+            ("up", "outside"),
+            ("folder-link", "not a file"),
+            ("dangling.md", "does not exist"),
+            ("etc.md", "outside"),
+        ] {
             assert!(warned.iter().any(|w| w.contains(name) && w.contains(why)), "{name}: {warned:#?}");
         }
     }

@@ -1,7 +1,7 @@
 //! The task catalog: the current suite as the site sees it, a line per
 //! task with its tier, category, request and checks.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -22,14 +22,26 @@ pub struct SuiteView {
 #[derive(Debug, Clone, Serialize)]
 pub struct CatalogTask {
     pub id: String,
+    /// What the task is (`suite::hash`): a baseline that ran it with
+    /// another hash ran an edited task.
+    #[serde(skip)]
+    pub content_hash: Option<String>,
     pub tier: String,
     pub category: String,
     pub description: String,
+    /// The user's message the run starts with (`userMessage`).
+    pub request: String,
     pub expected_tools: Vec<String>,
     pub forbidden_tools: Vec<String>,
     pub tool_call_budget: Option<u32>,
     pub matchers: String,
     pub assertions: usize,
+    /// The task's checks in words (`checks::explain`), for the run pages.
+    #[serde(skip)]
+    pub explainer: std::sync::Arc<crate::checks::explain::Explainer>,
+    /// The task's vault assertions, which a run records in this order.
+    #[serde(skip)]
+    pub vault_assertions: Vec<crate::format::task::VaultAssertion>,
 }
 
 impl SuiteView {
@@ -38,14 +50,18 @@ impl SuiteView {
             .iter()
             .map(|t| CatalogTask {
                 id: t.id.clone(),
+                content_hash: None,
                 tier: t.difficulty.to_string(),
                 category: t.category.clone(),
                 description: t.description.clone(),
+                request: t.user_message.clone(),
                 expected_tools: t.expected_tools.clone(),
                 forbidden_tools: t.forbidden_tools.clone(),
                 tool_call_budget: t.tool_call_budget,
                 matchers: matcher_summary(&t.output_matchers),
                 assertions: t.vault_assertions.len(),
+                explainer: Default::default(),
+                vault_assertions: t.vault_assertions.clone(),
             })
             .collect();
         tasks.sort_by(|a, b| (&a.tier, &a.id).cmp(&(&b.tier, &b.id)));
@@ -60,8 +76,10 @@ impl SuiteView {
         SuiteView { folder, status: "invalid", problems, tasks: Vec::new() }
     }
 
-    pub fn ids(&self) -> Option<BTreeSet<&str>> {
-        (self.status == "ok").then(|| self.tasks.iter().map(|t| t.id.as_str()).collect())
+    /// The current suite's task ids with their content hashes (`None` when
+    /// one could not be made); `None` when the suite did not load.
+    pub fn ids(&self) -> Option<BTreeMap<&str, Option<&str>>> {
+        (self.status == "ok").then(|| self.tasks.iter().map(|t| (t.id.as_str(), t.content_hash.as_deref())).collect())
     }
 }
 

@@ -1,7 +1,11 @@
 //! Geometry of the site's line and scatter charts, drawn by the templates as
-//! inline SVG (readable without JavaScript; each comes with a table or a
-//! list as its text alternative): the pass^k / solve^k curve over k, one
-//! line per model, and the mean cost per run against solve^k.
+//! inline SVG that shrinks with its container (readable without JavaScript;
+//! each comes with a table or a list as its text alternative): the pass^k /
+//! solve^k curve over k, one line per model, and the mean cost per run
+//! against solve^k. Names are not drawn inside the plot, where a long one
+//! would be cut: each chart has a legend (a line's style, a point's number)
+//! with the whole names, which wrap, and a description of every series for
+//! its text alternative.
 //!
 //! Pure functions of figures already computed (`stats`, the baselines'
 //! aggregates); nothing here decides what a figure is.
@@ -12,15 +16,14 @@ use crate::jsnum;
 
 /// Lines drawn in one curve chart; later rows are left to the table.
 pub const MAX_SERIES: usize = 8;
-const WIDTH: f64 = 640.0;
+const WIDTH: f64 = 560.0;
 const HEIGHT: f64 = 280.0;
 const LEFT: f64 = 48.0;
-const RIGHT: f64 = 190.0;
+const RIGHT: f64 = 20.0;
 const TOP: f64 = 16.0;
 const BOTTOM: f64 = 40.0;
-const LABEL_CHARS: usize = 28;
-/// The least vertical room between two end labels.
-const LABEL_GAP: f64 = 13.0;
+/// Points of the cost chart this close (in pixels) share one number label.
+const SAME_SPOT: f64 = 9.0;
 
 /// One line: a name and (x, y) values, y in percent.
 pub struct Series {
@@ -41,6 +44,8 @@ pub struct LineChart {
     pub lines: Vec<Line>,
     /// The points' intervals, drawn under the lines.
     pub whiskers: Vec<Whisker>,
+    /// Every line's figures in words: the chart's text alternative.
+    pub description: String,
 }
 
 /// A vertical bar through a point, from its interval's low to its high.
@@ -76,10 +81,8 @@ pub struct Line {
     pub dots: Vec<Dot>,
     /// The colour's class, `series-0`.. (cycling through eight).
     pub class: String,
+    /// The series' whole name, for the legend and the hover text.
     pub label: String,
-    pub title: String,
-    pub label_x: f64,
-    pub label_y: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -92,10 +95,6 @@ pub struct Dot {
 
 fn px(x: f64) -> f64 {
     jsnum::round(x, 1)
-}
-
-fn shorten(s: &str) -> String {
-    crate::publish::model::display::shorten(s, LABEL_CHARS)
 }
 
 /// Grid lines at 0, 25, 50, 75 and 100%.
@@ -124,7 +123,7 @@ pub fn curve(series: &[Series], x_name: &str) -> LineChart {
         x_ticks.push(Tick { at: px(x_of(x)), label: format!("{x}") });
         x += step;
     }
-    let mut lines: Vec<Line> = series
+    let lines: Vec<Line> = series
         .iter()
         .take(MAX_SERIES)
         .enumerate()
@@ -139,19 +138,14 @@ pub fn curve(series: &[Series], x_name: &str) -> LineChart {
                     title: format!("{}: {x_name} = {x}: {}%", s.name, crate::stats::fixed1(y)),
                 })
                 .collect();
-            let last = dots.last().expect("not empty");
             Line {
                 points: dots.iter().map(|d| format!("{},{}", d.x, d.y)).collect::<Vec<_>>().join(" "),
                 class: format!("series-{}", i % 8),
-                label: shorten(&s.name),
-                title: s.name.clone(),
-                label_x: px(plot.right + 8.0),
-                label_y: last.y,
+                label: s.name.clone(),
                 dots,
             }
         })
         .collect();
-    spread_labels(&mut lines, plot.top, HEIGHT - 4.0);
     let whiskers = series
         .iter()
         .take(MAX_SERIES)
@@ -174,30 +168,21 @@ pub fn curve(series: &[Series], x_name: &str) -> LineChart {
             })
         })
         .collect();
-    LineChart { width: WIDTH, height: HEIGHT, plot, y_ticks, x_ticks, lines, whiskers }
-}
-
-/// Move end labels apart so that none overlaps another, keeping their order.
-fn spread_labels(lines: &mut [Line], top: f64, bottom: f64) {
-    let mut order: Vec<usize> = (0..lines.len()).collect();
-    order.sort_by(|&a, &b| lines[a].label_y.total_cmp(&lines[b].label_y));
-    let mut floor = top;
-    for &i in &order {
-        let y = lines[i].label_y.max(floor);
-        lines[i].label_y = y;
-        floor = y + LABEL_GAP;
-    }
-    // Pushed past the bottom: shift the stack up.
-    let overflow = order.last().map_or(0.0, |&i| lines[i].label_y + 4.0 - bottom);
-    if overflow > 0.0 {
-        for (rank, &i) in order.iter().enumerate().rev() {
-            let limit = bottom - 4.0 - (order.len() - 1 - rank) as f64 * LABEL_GAP;
-            lines[i].label_y = lines[i].label_y.min(limit);
-        }
-    }
-    for l in lines.iter_mut() {
-        l.label_y = px(l.label_y + 4.0);
-    }
+    let description = series
+        .iter()
+        .take(MAX_SERIES)
+        .filter_map(|s| {
+            let (first, last) = (s.points.first()?, s.points.last()?);
+            let at = |p: &(f64, f64)| format!("{}% at {x_name} = {}", crate::stats::fixed1(p.1), p.0);
+            Some(if s.points.len() == 1 {
+                format!("{}: {}", s.name, at(first))
+            } else {
+                format!("{}: from {} to {}", s.name, at(first), at(last))
+            })
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    LineChart { width: WIDTH, height: HEIGHT, plot, y_ticks, x_ticks, lines, whiskers, description }
 }
 
 /// One model in the cost chart.
@@ -215,17 +200,29 @@ pub struct Scatter {
     pub y_ticks: Vec<Tick>,
     pub x_ticks: Vec<Tick>,
     pub points: Vec<ScatterPoint>,
+    /// Number labels, one per spot: points (nearly) on one spot share one
+    /// label (`2, 3`) instead of drawing over each other.
+    pub labels: Vec<SpotLabel>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SpotLabel {
+    pub text: String,
+    pub x: f64,
+    pub y: f64,
+    /// Where the label goes: right of the spot, or left near the right edge.
+    pub anchor: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ScatterPoint {
     pub x: f64,
     pub y: f64,
-    pub label: String,
-    pub title: String,
-    /// Where the label goes: right of the point, or left near the right edge.
-    pub label_x: f64,
-    pub anchor: &'static str,
+    /// Its number in the legend, from 1.
+    pub number: usize,
+    pub name: String,
+    /// The figures: `$0.0012 per run, solve^k 57.4%`.
+    pub figures: String,
 }
 
 /// Mean cost per run (x, USD, from 0 to a round maximum) against solve^k
@@ -243,28 +240,42 @@ pub fn cost(points: &[CostPoint]) -> Scatter {
             Tick { at: px(x_of(v)), label: format!("${}", trim_zeros(&format!("{v:.6}"))) }
         })
         .collect();
-    let points = points
+    let points: Vec<ScatterPoint> = points
         .iter()
         .filter(|p| p.cost_usd.is_finite() && p.solve_k.is_finite())
-        .map(|p| {
-            let (x, y) = (px(x_of(p.cost_usd)), px(y_of(p.solve_k)));
+        .enumerate()
+        .map(|(i, p)| ScatterPoint {
+            x: px(x_of(p.cost_usd)),
+            y: px(y_of(p.solve_k)),
+            number: i + 1,
+            name: p.name.clone(),
+            figures: format!(
+                "${} per run, solve^k {}%",
+                trim_zeros(&format!("{:.6}", p.cost_usd)),
+                crate::stats::fixed1(p.solve_k)
+            ),
+        })
+        .collect();
+    let mut labels: Vec<(f64, f64, Vec<usize>)> = Vec::new();
+    for p in &points {
+        match labels.iter_mut().find(|(x, y, _)| (x - p.x).abs() < SAME_SPOT && (y - p.y).abs() < SAME_SPOT) {
+            Some((_, _, numbers)) => numbers.push(p.number),
+            None => labels.push((p.x, p.y, vec![p.number])),
+        }
+    }
+    let labels = labels
+        .into_iter()
+        .map(|(x, y, numbers)| {
             let right_half = x > (plot.left + plot.right) / 2.0;
-            ScatterPoint {
-                x,
-                y,
-                label: shorten(&p.name),
-                title: format!(
-                    "{}: ${} per run, solve^k {}%",
-                    p.name,
-                    trim_zeros(&format!("{:.6}", p.cost_usd)),
-                    crate::stats::fixed1(p.solve_k)
-                ),
-                label_x: if right_half { px(x - 7.0) } else { px(x + 7.0) },
+            SpotLabel {
+                text: numbers.iter().map(usize::to_string).collect::<Vec<_>>().join(", "),
+                x: if right_half { px(x - 8.0) } else { px(x + 8.0) },
+                y: px(y + 4.0),
                 anchor: if right_half { "end" } else { "start" },
             }
         })
         .collect();
-    Scatter { width: WIDTH, height: HEIGHT, plot, y_ticks, x_ticks, points }
+    Scatter { width: WIDTH, height: HEIGHT, plot, y_ticks, x_ticks, points, labels }
 }
 
 /// The smallest of 1, 2, 2.5 or 5 times a power of ten at or above `x`
@@ -289,19 +300,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_curve_spans_the_plot_and_labels_do_not_overlap() {
+    fn a_curve_spans_the_plot_and_its_description_names_every_line_whole() {
+        let long = "a-model-name-of-forty-characters-exactly";
         let s =
             |name: &str, y: f64| Series { name: name.into(), points: vec![(1.0, 100.0), (5.0, y)], intervals: vec![] };
-        let chart = curve(&[s("a", 50.0), s("b", 50.0), s("c", 0.0)], "k");
+        let chart = curve(&[s(long, 50.0), s("b", 50.0), s("c", 0.0)], "k");
         let a = &chart.lines[0];
         assert_eq!(a.dots[0].x, LEFT);
         assert_eq!(a.dots[0].y, TOP);
         assert_eq!(a.dots[1].x, WIDTH - RIGHT);
-        assert_eq!(a.dots[1].title, "a: k = 5: 50.0%");
-        let mut ys: Vec<f64> = chart.lines.iter().map(|l| l.label_y).collect();
-        ys.sort_by(f64::total_cmp);
-        assert!(ys.windows(2).all(|w| w[1] - w[0] >= LABEL_GAP - 0.1), "{ys:?}");
-        assert!(ys.iter().all(|y| *y <= HEIGHT), "{ys:?}");
+        assert_eq!(a.dots[1].title, format!("{long}: k = 5: 50.0%"));
+        assert_eq!(a.label, long, "whole, for the legend");
+        assert_eq!(
+            chart.description,
+            format!(
+                "{long}: from 100.0% at k = 1 to 50.0% at k = 5; b: from 100.0% at k = 1 to 50.0% at k = 5; c: from 100.0% at k = 1 to 0.0% at k = 5"
+            )
+        );
         assert_eq!(chart.x_ticks.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), ["1", "2", "3", "4", "5"]);
         assert!(chart.whiskers.is_empty());
     }
@@ -336,6 +351,16 @@ mod tests {
         assert_eq!(chart.points.len(), 1);
         assert_eq!(chart.points[0].x, WIDTH - 24.0);
         assert_eq!(chart.x_ticks.last().unwrap().label, "$0.002");
-        assert_eq!(chart.points[0].anchor, "end");
+        assert_eq!(chart.labels[0].anchor, "end");
+        assert_eq!(chart.points[0].figures, "$0.002 per run, solve^k 50.0%");
+    }
+
+    #[test]
+    fn points_on_one_spot_share_one_label() {
+        let p = |name: &str, cost_usd: f64, solve_k: f64| CostPoint { name: name.into(), cost_usd, solve_k };
+        let chart = cost(&[p("a", 0.001, 80.0), p("b", 0.0, 0.0), p("c", 0.0, 0.5), p("d", 0.0004, 0.0)]);
+        let labels: Vec<&str> = chart.labels.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(labels, ["1", "2, 3", "4"]);
+        assert_eq!(chart.points.iter().map(|p| p.number).collect::<Vec<_>>(), [1, 2, 3, 4]);
     }
 }

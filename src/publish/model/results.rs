@@ -353,19 +353,35 @@ mod tests {
             ))
             .unwrap()
         };
-        let suite = SuiteView::from_tasks("t".into(), &[task("a"), task("b"), task("c")]);
+        let mut suite = SuiteView::from_tasks("t".into(), &[task("a"), task("b"), task("c")]);
+        for t in &mut suite.tasks {
+            t.content_hash = Some(format!("sha256:{}", t.id));
+        }
         let bs = [
-            baseline("same", r#"{"tasks": [{"id": "a"}, {"id": "b"}, {"id": "c"}]}"#),
+            baseline("same", r#"{"tasks": [{"id": "a", "content_hash": "sha256:a"}, {"id": "b"}, {"id": "c"}]}"#),
             baseline("old", r#"{"tasks": [{"id": "a"}, {"id": "gone"}]}"#),
+            baseline("edited", r#"{"tasks": [{"id": "a", "content_hash": "sha256:a0"}, {"id": "b"}, {"id": "c"}]}"#),
         ];
         let v = view(&bs, &suite, &config(), &HashMap::new(), &mut Derived::default());
         let old = v.rows.iter().find(|r| r.file == "old.json").unwrap();
         assert_eq!(
             old.suite_diff,
-            Some(SuiteDiff { count: 3, not_run: vec!["b".into(), "c".into()], not_in_suite: vec!["gone".into()] })
+            Some(SuiteDiff {
+                count: 3,
+                not_run: vec!["b".into(), "c".into()],
+                not_in_suite: vec!["gone".into()],
+                changed: vec![],
+                words: "2 added to the suite, 1 removed since this ran".into(),
+            })
+        );
+        // A task with the same id that was edited since: told by its hash, not its id.
+        let edited = v.rows.iter().find(|r| r.file == "edited.json").unwrap().suite_diff.as_ref().unwrap();
+        assert_eq!(
+            (edited.changed.as_slice(), edited.words.as_str()),
+            (&["a".to_string()][..], "1 edited since this ran")
         );
         assert!(v.rows.iter().find(|r| r.file == "same.json").unwrap().suite_diff.is_none());
-        assert_eq!(v.differing, 1);
+        assert_eq!(v.differing, 2);
         // The matrix lists every task once, suite tasks first known by their tier.
         let ids: Vec<_> = v.matrix.rows.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["a", "b", "c", "gone"]);
@@ -379,9 +395,10 @@ mod tests {
         );
         let v = view(&[b], &SuiteView::empty("t".into()), &config(), &HashMap::new(), &mut Derived::default());
         let bars = &v.chart.rows[0].bars;
-        assert_eq!(bars[0].width, 27.5);
+        assert_eq!(bars[0].percent, 25.0);
         assert_eq!(bars[0].text, "1/4");
+        assert_eq!(bars[0].title, "m (unknown), T1: 1 of 4 tasks solved in all k runs (25%)");
         assert!(!bars[1].present);
-        assert_eq!(v.chart.height, CHART_HEADER + CHART_ROW_HEIGHT + 6);
+        assert_eq!(v.chart.rows.len(), 1);
     }
 }

@@ -150,8 +150,10 @@ pub struct Ending {
 pub struct Check {
     /// The kind of check (`expected tools`, `contains`, `vault assertion`...).
     pub kind: &'static str,
-    /// What it checked.
+    /// What it checked, in words.
     pub what: String,
+    /// The pattern a regular-expression check matched, for whoever wants it.
+    pub pattern: Option<String>,
     /// `None`: not recorded.
     pub verdict: Option<bool>,
     /// An error the check reported, or why an assertion failed.
@@ -373,6 +375,7 @@ fn run_view(
             let note = (!missing.is_empty()).then(|| format!("not called: {}", list(&missing)));
             checks.push(Check {
                 kind: "expected tools",
+                pattern: None,
                 what: list(&t.expected_tools),
                 verdict: d.expected_tools_met,
                 note,
@@ -383,6 +386,7 @@ fn run_view(
             let note = (!used.is_empty()).then(|| format!("called: {}", list(&used)));
             checks.push(Check {
                 kind: "forbidden tools",
+                pattern: None,
                 what: list(&t.forbidden_tools),
                 verdict: d.forbidden_tools_clean,
                 note,
@@ -391,20 +395,40 @@ fn run_view(
     } else {
         // The task is not in the current suite: the lists are unknown, the verdicts are not.
         let unknown = "(the task is not in the current suite)".to_string();
-        checks.push(Check { kind: "expected tools", what: unknown.clone(), verdict: d.expected_tools_met, note: None });
-        checks.push(Check { kind: "forbidden tools", what: unknown, verdict: d.forbidden_tools_clean, note: None });
+        checks.push(Check {
+            kind: "expected tools",
+            what: unknown.clone(),
+            pattern: None,
+            verdict: d.expected_tools_met,
+            note: None,
+        });
+        checks.push(Check {
+            kind: "forbidden tools",
+            what: unknown,
+            pattern: None,
+            verdict: d.forbidden_tools_clean,
+            note: None,
+        });
     }
+    let plain = crate::checks::explain::Explainer::default();
+    let explainer = task.map_or(&plain, |t| &*t.explainer);
     for matcher in d.matcher_details.iter().flatten().take(MAX_LISTED) {
-        checks.push(matcher_check(matcher));
+        checks.push(matcher_check(matcher, explainer));
     }
-    for a in d.vault_assertion_details.iter().flatten().take(MAX_LISTED) {
+    for (i, a) in d.vault_assertion_details.iter().flatten().take(MAX_LISTED).enumerate() {
+        // The task's own assertion, where the run recorded the same kind at
+        // the same place: it reads in words; otherwise what the run recorded.
+        let defined = task.and_then(|t| t.vault_assertions.get(i)).filter(|def| {
+            serde_json::to_value(def).ok().and_then(|v| v.get("type").cloned()) == a.kind.clone().map(Into::into)
+        });
+        let what = match defined {
+            Some(def) => explainer.assertion(def),
+            None => format!("{} {}", a.kind.as_deref().unwrap_or(UNKNOWN), a.path.as_deref().unwrap_or("")),
+        };
         checks.push(Check {
             kind: "vault assertion",
-            what: format!(
-                "{} {}",
-                a.kind.as_deref().unwrap_or(UNKNOWN),
-                Shown::new(a.path.as_deref().unwrap_or(""), VALUE_CHARS).text
-            ),
+            what: Shown::new(&what, VALUE_CHARS).text,
+            pattern: None,
             verdict: a.ok,
             note: a.reason.as_deref().filter(|s| !s.is_empty()).map(|s| Shown::new(s, VALUE_CHARS).text),
         });
@@ -413,6 +437,7 @@ fn run_view(
     if budget.is_some() || d.tool_budget_ok == Some(false) {
         checks.push(Check {
             kind: "tool budget",
+            pattern: None,
             what: match budget {
                 Some(b) => format!("at most {b} tool calls ({} made)", number(m.tool_calls, 0)),
                 None => format!("{} tool calls made", number(m.tool_calls, 0)),
@@ -447,36 +472,38 @@ fn run_view(
     }
 }
 
-fn matcher_check(m: &MatcherHeadline) -> Check {
-    let kind = match m.kind.as_deref() {
-        Some("contains") => "contains",
-        Some("regex") => "regex",
-        Some("judge") => "judge",
-        _ => "matcher",
+/// A matcher as a run recorded it, in words (`checks::explain`: the rule
+/// and the value it looked for), with the pattern itself kept apart for
+/// whoever wants to read it.
+fn matcher_check(m: &MatcherHeadline, explainer: &crate::checks::explain::Explainer) -> Check {
+    use crate::format::OneOrMany;
+    use crate::format::task::Matcher;
+    let values = || match &m.value {
+        Some(serde_json::Value::String(s)) => Some(OneOrMany::One(s.clone())),
+        Some(serde_json::Value::Array(items)) => Some(OneOrMany::Many(
+            items.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect(),
+        )),
+        Some(other) => Some(OneOrMany::One(other.to_string())),
+        None => None,
     };
-    let what = match kind {
-        "judge" => m.criteria.clone().unwrap_or_default(),
-        _ => {
-            let value = match &m.value {
-                Some(serde_json::Value::String(s)) => s.clone(),
-                Some(serde_json::Value::Array(items)) => items
-                    .iter()
-                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                    .collect::<Vec<_>>()
-                    .join(" | "),
-                Some(other) => other.to_string(),
-                None => String::new(),
-            };
-            match m.flags.as_deref().filter(|f| !f.is_empty()) {
-                Some(flags) if kind == "regex" => format!("/{value}/{flags}"),
-                _ if kind == "regex" => format!("/{value}/"),
-                _ => value,
-            }
+    let (kind, matcher) = match m.kind.as_deref() {
+        Some("contains") => ("contains", values().map(|value| Matcher::Contains { value })),
+        Some("regex") => ("regex", values().map(|value| Matcher::Regex { value, flags: m.flags.clone() })),
+        Some("judge") => ("judge", m.criteria.clone().map(|criteria| Matcher::Judge { criteria })),
+        _ => ("matcher", None),
+    };
+    let pattern = match (&matcher, kind) {
+        (Some(Matcher::Regex { value, flags }), _) => {
+            let flags = flags.as_deref().unwrap_or("");
+            Some(value.as_slice().iter().map(|p| format!("/{p}/{flags}")).collect::<Vec<_>>().join(" | "))
         }
+        _ => None,
     };
+    let what = matcher.as_ref().map_or_else(String::new, |x| explainer.matcher(x));
     Check {
         kind,
         what: Shown::new(&what, VALUE_CHARS).text,
+        pattern: pattern.map(|p| Shown::new(&p, VALUE_CHARS).text),
         verdict: m.verdict,
         note: m.error.as_deref().map(|e| Shown::new(e, VALUE_CHARS).text),
     }
@@ -603,8 +630,15 @@ mod tests {
         let run = &out.tasks[0].runs[1];
         assert_eq!(run.failed_on, "expected tools, regex, tool budget");
         let regex = run.checks.iter().find(|c| c.kind == "regex").unwrap();
-        assert_eq!((regex.what.as_str(), regex.verdict), ("/a+/i", Some(false)));
-        assert_eq!(run.checks.iter().find(|c| c.kind == "contains").unwrap().what, "x | y");
+        // In words, the pattern kept apart.
+        assert_eq!((regex.what.as_str(), regex.verdict), ("the text matches /a+/i", Some(false)));
+        assert_eq!(regex.pattern.as_deref(), Some("/a+/i"));
+        let contains = run.checks.iter().find(|c| c.kind == "contains").unwrap();
+        assert!(
+            contains.what.contains("x") && contains.what.contains("y") && contains.pattern.is_none(),
+            "{}",
+            contains.what
+        );
         assert_eq!(out.tasks[2].runs[0].ending.key, "timed_out");
         let cats: Vec<(&str, &str, &str)> = out
             .categories

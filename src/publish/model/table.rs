@@ -2,7 +2,7 @@
 //! published table, formatted, then the interval column and the marks (a
 //! tie with the row above, suite drift, no judge).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
@@ -92,12 +92,17 @@ pub struct Commit {
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct SuiteDiff {
-    /// Tasks in one but not the other.
+    /// Tasks in one but not the other, or edited since.
     pub count: usize,
     /// In the current suite, not in the baseline.
     pub not_run: Vec<String>,
     /// In the baseline, no longer in the suite.
     pub not_in_suite: Vec<String>,
+    /// In both, but edited since the baseline ran them (their content
+    /// hashes differ); a task without a recorded hash is not counted.
+    pub changed: Vec<String>,
+    /// The same in words: `2 added, 1 removed, 3 edited since`.
+    pub words: String,
 }
 
 /// A baseline's tasks as the statistics see them (its stored counts): what
@@ -169,16 +174,32 @@ pub fn commit(sha: Option<&str>, config: &SiteConfig) -> Option<Commit> {
     Some(Commit { short, url })
 }
 
-pub fn row(b: &Baseline, suite_ids: Option<&BTreeSet<&str>>, config: &SiteConfig) -> Row {
+pub fn row(b: &Baseline, suite_ids: Option<&BTreeMap<&str, Option<&str>>>, config: &SiteConfig) -> Row {
     let h = &b.headline;
     let page = format!("baselines/{}.html", b.stem);
     let a = &h.aggregate;
     let suite_diff = suite_ids.and_then(|suite| {
-        let own: BTreeSet<&str> = h.tasks.iter().filter_map(|t| t.id.as_deref()).collect();
-        let not_run: Vec<String> = suite.difference(&own).map(|s| s.to_string()).collect();
-        let not_in_suite: Vec<String> = own.difference(suite).map(|s| s.to_string()).collect();
-        let count = not_run.len() + not_in_suite.len();
-        (count > 0).then_some(SuiteDiff { count, not_run, not_in_suite })
+        let own: BTreeMap<&str, Option<&str>> =
+            h.tasks.iter().filter_map(|t| Some((t.id.as_deref()?, t.content_hash.as_deref()))).collect();
+        let not_run: Vec<String> = suite.keys().filter(|id| !own.contains_key(*id)).map(|s| s.to_string()).collect();
+        let not_in_suite: Vec<String> =
+            own.keys().filter(|id| !suite.contains_key(*id)).map(|s| s.to_string()).collect();
+        let changed: Vec<String> = own
+            .iter()
+            .filter(|(id, ran)| matches!((ran, suite.get(*id)), (Some(ran), Some(Some(now))) if ran != now))
+            .map(|(id, _)| id.to_string())
+            .collect();
+        let count = not_run.len() + not_in_suite.len() + changed.len();
+        let mut words = Vec::new();
+        for (n, what) in
+            [(not_run.len(), "added to the suite"), (not_in_suite.len(), "removed"), (changed.len(), "edited")]
+        {
+            if n > 0 {
+                words.push(format!("{n} {what}"));
+            }
+        }
+        let words = format!("{} since this ran", words.join(", "));
+        (count > 0).then_some(SuiteDiff { count, not_run, not_in_suite, changed, words })
     });
     Row {
         model: name(&h.model).to_string(),

@@ -194,6 +194,60 @@ pub fn load(path: &Path) -> Result<Transcripts> {
     Ok(out)
 }
 
+/// Read every transcript in the folder a sweep writes them to
+/// (`evals/results/<run>/<task>-<n>.json`), as [`load`] reads an archive:
+/// only plain `.json` files directly in it, each of at most
+/// [`MAX_ENTRY_BYTES`], parsed on every core. `digest` is a digest of the
+/// files' names, sizes and times, so a rebuild sees a transcript added.
+pub fn load_dir(dir: &Path) -> Result<Transcripts> {
+    let mut files: Vec<(String, std::path::PathBuf, u64)> = Vec::new();
+    let mut digest = crate::publish::digest::Digest::default();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Transcripts::default()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+    };
+    for entry in entries {
+        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(meta) = entry.metadata() else { continue };
+        if !meta.is_file() || !name.ends_with(".json") || name.starts_with('.') || name == "sweep.json" {
+            continue;
+        }
+        files.push((name, entry.path(), meta.len()));
+    }
+    files.sort();
+    for (name, path, len) in &files {
+        digest.text(name);
+        digest.number(*len);
+        let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let nanos = modified.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+        digest.number(nanos as u64);
+    }
+    let views: Vec<(String, TranscriptView)> = files
+        .into_par_iter()
+        .map(|(name, path, len)| {
+            let view = if len > MAX_ENTRY_BYTES {
+                TranscriptView {
+                    problem: Some(format!("this transcript is {} MiB, too large to show", len >> 20)),
+                    digest: len,
+                    ..TranscriptView::default()
+                }
+            } else {
+                match crate::fsio::read_capped(&path, MAX_ENTRY_BYTES) {
+                    Ok(bytes) => view(&bytes),
+                    Err(e) => TranscriptView { problem: Some(format!("{e:#}")), ..TranscriptView::default() },
+                }
+            };
+            (name, view)
+        })
+        .collect();
+    Ok(Transcripts {
+        digest: digest.finish(),
+        by_entry: views.into_iter().map(|(name, v)| (name, Arc::new(v))).collect(),
+    })
+}
+
 /// One transcript file as a view; a file that is not a transcript says why.
 pub fn view(bytes: &[u8]) -> TranscriptView {
     TranscriptView { digest: crate::publish::digest::of_bytes(bytes), ..parsed_view(bytes) }

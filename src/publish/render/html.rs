@@ -6,10 +6,12 @@
 //! template overridden on disk, gets the same anchors, outline and search
 //! without further work.
 //!
-//! Templates steer it with two attributes: `data-search-skip` on an element
-//! keeps its text out of the index (big tables that repeat what other pages
-//! say), and `data-search-title="..."` with an `id` makes the element its own
-//! search entry (a results row, found by its model's name).
+//! Templates steer it with three attributes: `data-search-skip` on an
+//! element keeps its text out of the index (big tables that repeat what
+//! other pages say), `data-search-title="..."` with an `id` makes the
+//! element its own search entry (a results row, found by its model's name),
+//! and `data-search-text="..."` gives such an entry its text (a sentence,
+//! instead of the row's cells run together).
 //!
 //! The scanner reads HTML that this program wrote (templates, pulldown-cmark
 //! output, the raw HTML of docs pages) and needs byte offsets to insert the
@@ -244,9 +246,19 @@ pub fn decode_entities(s: &str) -> String {
     out
 }
 
-/// Text being gathered, with whitespace collapsed.
+/// Text being gathered, with whitespace collapsed; table cells and rows
+/// (and the terms of a list of figures) are kept apart by ` · ` and `; `,
+/// so a snippet reads as text, not as a row of figures run together.
 #[derive(Default)]
-struct TextBuf(String);
+struct TextBuf {
+    text: String,
+    /// A separator to put before the next word.
+    pending: Option<&'static str>,
+}
+
+/// Between the cells of a table row, and between rows.
+const CELL_BREAK: &str = " · ";
+const ROW_BREAK: &str = "; ";
 
 impl TextBuf {
     fn push(&mut self, text: &str) {
@@ -254,19 +266,33 @@ impl TextBuf {
             if c.is_whitespace() {
                 self.space();
             } else {
-                self.0.push(c);
+                if let Some(sep) = self.pending.take() {
+                    if self.text.ends_with(' ') {
+                        self.text.pop();
+                    }
+                    self.text.push_str(sep);
+                }
+                self.text.push(c);
             }
         }
     }
 
     fn space(&mut self) {
-        if !self.0.is_empty() && !self.0.ends_with(' ') {
-            self.0.push(' ');
+        if !self.text.is_empty() && !self.text.ends_with(' ') {
+            self.text.push(' ');
+        }
+    }
+
+    /// A cell or row ends: the next word, if any, comes after `sep`.
+    fn separate(&mut self, sep: &'static str) {
+        if !self.text.is_empty() && self.pending != Some(ROW_BREAK) {
+            self.pending = Some(sep);
         }
     }
 
     fn take(&mut self) -> String {
-        std::mem::take(&mut self.0).trim().to_string()
+        self.pending = None;
+        std::mem::take(&mut self.text).trim().to_string()
     }
 }
 
@@ -409,9 +435,8 @@ pub fn finish(html: &str, levels: OutlineLevels, mode: Text) -> Finished {
         if let Some((open, _, _)) = &mut entry
             && open.ends_with(&tag)
         {
-            let (_, mut section, mut entry_text) = entry.take().expect("checked above");
-            section.text = entry_text.take();
-            sections.push(section);
+            let (_, section, mut entry_text) = entry.take().expect("checked above");
+            sections.push(entry_section(section, &mut entry_text));
             continue;
         }
         if !tag.closing {
@@ -434,21 +459,29 @@ pub fn finish(html: &str, levels: OutlineLevels, mode: Text) -> Finished {
                 && has_attribute(tag.attrs, "data-search-title")
                 && let (Some(title), Some(id)) = (tag.attr("data-search-title"), tag.attr("id"))
             {
-                let section = Section { anchor: Some(id), title, text: String::new() };
+                // `data-search-text` is the entry's text, when it gives one.
+                let text = tag.attr("data-search-text").unwrap_or_default();
+                let section = Section { anchor: Some(id), title, text };
                 entry = Some((Open { name: tag.name.to_string(), depth: 0 }, section, TextBuf::default()));
                 continue;
             }
         }
         if breaks_word && skipping.is_none() {
-            match &mut entry {
-                Some((_, _, t)) => t.space(),
-                None => text.space(),
+            let buffer = match &mut entry {
+                Some((_, _, t)) => t,
+                None => &mut text,
+            };
+            buffer.space();
+            match (tag.closing, &*tag.name) {
+                (true, "td" | "th" | "dd") => buffer.separate(CELL_BREAK),
+                (true, "tr") => buffer.separate(ROW_BREAK),
+                (true, "table") => buffer.pending = None,
+                _ => {}
             }
         }
     }
-    if let Some((_, mut section, mut entry_text)) = entry.take() {
-        section.text = entry_text.take();
-        sections.push(section);
+    if let Some((_, section, mut entry_text)) = entry.take() {
+        sections.push(entry_section(section, &mut entry_text));
     }
     finish_section(&mut sections, &mut current, &mut text);
 
@@ -508,6 +541,15 @@ fn gather(
         (None, Some((_, _, t))) => t.push(&decoded),
         (None, None) => text.push(&decoded),
     }
+}
+
+/// An entry's section: its own `data-search-text`, else the text gathered in it.
+fn entry_section(mut section: Section, gathered: &mut TextBuf) -> Section {
+    let gathered = gathered.take();
+    if section.text.is_empty() {
+        section.text = gathered;
+    }
+    section
 }
 
 fn finish_section(sections: &mut Vec<Section>, current: &mut Section, text: &mut TextBuf) {
@@ -613,9 +655,24 @@ mod tests {
             f.sections.iter().map(|s| (s.anchor.as_deref(), s.title.as_str(), s.text.as_str())).collect();
         assert_eq!(
             sections,
-            [(Some("row-m"), "model-x (ollama)", "model-x 50%"), (Some("t"), "Table", "before after plain")]
+            [(Some("row-m"), "model-x (ollama)", "model-x · 50%"), (Some("t"), "Table", "before after plain")]
         );
         assert_eq!(f.headings.len(), 1);
+    }
+
+    #[test]
+    fn tables_read_as_text_and_an_entry_may_give_its_own() {
+        let f = finish(
+            &page(
+                "<h2 id=\"t\">T</h2><table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td><code>x</code> y</td></tr></table><p>after</p>\
+                 <table><tr id=\"r\" data-search-title=\"R\" data-search-text=\"clean &amp; short\"><td>raw</td><td>cells</td></tr></table>",
+            ),
+            OutlineLevels::default(),
+            Text::Search,
+        );
+        let sections: Vec<_> =
+            f.sections.iter().map(|s| (s.anchor.as_deref(), s.title.as_str(), s.text.as_str())).collect();
+        assert_eq!(sections, [(Some("r"), "R", "clean & short"), (Some("t"), "T", "a · b; 1 · x y after")]);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{BlockQuoteKind, CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 
+use crate::publish::render::dialect;
 use crate::publish::render::escape::escape_html;
 use crate::publish::render::highlight;
 use crate::publish::render::vitepress::{CalloutKind, Container};
@@ -164,6 +165,8 @@ pub fn render(
     let mut heading_text = String::new();
     // The code block being read: (language, its text, offset).
     let mut code: Option<(String, String, usize)> = None;
+    // Its title (`` ```js [config.js] ``: a code group's tab label).
+    let mut code_title: Option<String> = None;
     let mut unknown_languages: HashSet<String> = HashSet::new();
     let mut quotes: Vec<Quote> = Vec::new();
     // The first paragraph's text, while it is being read.
@@ -176,7 +179,7 @@ pub fn render(
             match event {
                 Event::Text(t) => body.push_str(&t),
                 Event::End(TagEnd::CodeBlock) => {
-                    let (html, highlighted) = code_block(lang, body);
+                    let (html, highlighted) = code_block(lang, code_title.take().as_deref(), body);
                     if !highlighted && !highlight::is_known(lang) && unknown_languages.insert(lang.clone()) {
                         warnings.push((
                             *offset,
@@ -206,7 +209,10 @@ pub fn render(
         let event = match event {
             Event::Start(Tag::CodeBlock(kind)) => {
                 let lang = match kind {
-                    CodeBlockKind::Fenced(info) => highlight::language(&info),
+                    CodeBlockKind::Fenced(info) => {
+                        code_title = dialect::code_title(&info);
+                        highlight::language(&info)
+                    }
                     CodeBlockKind::Indented => String::new(),
                 };
                 code = Some((lang, String::new(), range.start));
@@ -387,26 +393,32 @@ pub fn fenced_blocks(text: &str) -> Vec<(String, String)> {
 }
 
 /// A code block: highlighted when its language has a grammar (class
-/// `highlighted`), escaped and plain otherwise. The stylesheet shows the
-/// language; the page script adds the copy button. The block scrolls
-/// sideways, so it takes the keyboard focus (`tabindex`) to scroll by keys.
-/// Also says whether it was highlighted.
-pub fn code_block(lang: &str, code: &str) -> (String, bool) {
+/// `highlighted`), escaped and plain otherwise, under its title when it
+/// has one. The stylesheet shows the language; the page script adds the
+/// copy button, and makes the blocks of a code group tabs labelled by
+/// their titles. The block scrolls sideways, so it takes the keyboard
+/// focus (`tabindex`) to scroll by keys. Also says whether it was highlighted.
+pub fn code_block(lang: &str, title: Option<&str>, code: &str) -> (String, bool) {
+    let (class, body, is_highlighted) = code_body(lang, code);
     let lang_attr = escape_html(lang);
-    let highlighted = highlight::highlight(lang, code);
-    let is_highlighted = highlighted.is_some();
-    let (class, body) = match highlighted {
-        Some(html) => ("code highlighted", html),
-        None => ("code", escape_html(code)),
-    };
-    let html = if lang.is_empty() {
-        format!("<div class=\"{class}\"><pre tabindex=\"0\"><code>{body}</code></pre></div>\n")
+    let (lang_attr, code_class) = if lang.is_empty() {
+        (String::new(), String::new())
     } else {
-        format!(
-            "<div class=\"{class}\" data-lang=\"{lang_attr}\"><pre tabindex=\"0\"><code class=\"language-{lang_attr}\">{body}</code></pre></div>\n"
-        )
+        (format!(" data-lang=\"{lang_attr}\""), format!(" class=\"language-{lang_attr}\""))
     };
+    let title = title.map_or(String::new(), |t| format!("<p class=\"code-title\">{}</p>", escape_html(t)));
+    let html = format!(
+        "<div class=\"{class}\"{lang_attr}>{title}<pre tabindex=\"0\"><code{code_class}>{body}</code></pre></div>\n"
+    );
     (html, is_highlighted)
+}
+
+/// A block's class and HTML body, and whether it was highlighted.
+fn code_body(lang: &str, code: &str) -> (&'static str, String, bool) {
+    match highlight::highlight(lang, code) {
+        Some(html) => ("code highlighted", html, true),
+        None => ("code", escape_html(code), false),
+    }
 }
 
 /// GitHub's heading slug: lower case, letters, digits, `-` and `_` kept,

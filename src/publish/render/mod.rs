@@ -3,9 +3,11 @@
 //! outline, search sections), the link check and the search index. Every
 //! transform here is linear in its input.
 
+pub mod dialect;
 pub mod escape;
 pub mod highlight;
 pub mod html;
+pub mod include;
 pub mod links;
 pub mod markdown;
 pub mod search;

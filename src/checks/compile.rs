@@ -1,0 +1,1141 @@
+//! A check source compiled into a task's `outputMatchers` and
+//! `vaultAssertions`, each with its explanation in words.
+//!
+//! The rules, in the order their matchers come:
+//!
+//! - **answer lines** (`[[line]]`): the request asks for a line `Label:
+//!   value`; the answer must have one, and every line so labelled must give
+//!   the expected value (any spelling, see `spell`) and no other value of
+//!   its kind: a second number on a number line, a second time on a time
+//!   line, a listed other candidate on a text line, is a hedge and fails.
+//!   What the rest of the answer says is free. The line may be a list item
+//!   (`-`, `*`, `1.`), a quote, a heading or a table row (`| Label | value
+//!   |`), its label may be emphasised or in code (`**Label:**`, `` `Label`: ``)
+//!   and followed by a parenthesis (`Label (date and time):`), and its
+//!   separator may be a colon, a table bar or a dash. A `not_given` line
+//!   must say the value is not there (not, no, none, unknown...) and give
+//!   none of its kind.
+//! - **states**: the answer states each value somewhere, in any spelling.
+//! - **never**: the answer never mentions a value no correct answer needs.
+//! - **raw**: a pattern written by hand (at most [`RAW_LIMIT`] characters),
+//!   with the reason no rule says it.
+//! - **judge**: the criteria the judge model decides.
+//!
+//! Vault rules compile to the format's assertions (`fileExists`,
+//! `fileUnchanged`...), whole-note comparisons to `fileMatches` patterns
+//! built from the fixture, and `nothing_else_changes` to vaultbench's
+//! `nothingElseChanged` assertion.
+
+use std::fmt::Write;
+
+use serde_json::Value as Json;
+
+use super::source::{Appended, Line, NotGiven, Note, NoteLine, OneOrMany, Scalar, Source, Value};
+use super::spell::{self, Date, Kind, Number, Time};
+use crate::format::OneOrMany as FormatOneOrMany;
+use crate::format::task::{Matcher, VaultAssertion};
+use crate::limits::MAX_PATTERN_LEN;
+use crate::score::frontmatter;
+
+/// The longest pattern a source may write by hand.
+pub const RAW_LIMIT: usize = 200;
+
+/// The folder the fixture is copied to; source paths are relative to it.
+pub const SCRATCH: &str = "eval-scratch";
+
+/// What compiling needs to know about the task.
+pub struct Context<'a> {
+    /// The task's request, which must ask for every answer line.
+    pub user_message: &'a str,
+    /// Reads a file of the task's fixture (a path relative to its folder).
+    pub fixture: &'a dyn Fn(&str) -> Result<String, String>,
+}
+
+/// A compiled source: the task's checks and what each means.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compiled {
+    pub output_matchers: Vec<Matcher>,
+    /// One per output matcher, in order.
+    pub matcher_notes: Vec<String>,
+    pub vault_assertions: Vec<VaultAssertion>,
+    /// One per vault assertion, in order.
+    pub assertion_notes: Vec<String>,
+    /// Why only the judge can reject some wrong answers, where the source says so.
+    pub judge_only: Option<String>,
+}
+
+/// Parse a source's TOML text.
+pub fn parse(text: &str) -> Result<Source, String> {
+    toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())
+}
+
+/// A value a check names, read from the source.
+#[derive(Debug, Clone)]
+enum Val {
+    Number(Number),
+    Time(Time),
+    Date(Date),
+    /// Spellings, any of them.
+    Text(Vec<String>),
+}
+
+impl Val {
+    fn kind(&self) -> Kind {
+        match self {
+            Val::Number(_) => Kind::Number,
+            Val::Time(_) => Kind::Time,
+            Val::Date(_) => Kind::Date,
+            Val::Text(_) => Kind::Text,
+        }
+    }
+
+    fn pattern(&self, units: Option<&str>) -> String {
+        match self {
+            Val::Number(n) => format!("{}{}", spell::number(n), units.unwrap_or_default()),
+            Val::Time(t) => spell::time(*t),
+            Val::Date(d) => spell::date(*d),
+            Val::Text(spellings) => spell::any_text(spellings),
+        }
+    }
+
+    /// The pattern for a value stated anywhere in an answer: a number
+    /// there must stand alone, not be part of a date or time.
+    fn pattern_anywhere(&self, units: Option<&str>) -> String {
+        match self {
+            Val::Number(n) => format!("{}{}", spell::number_alone(n), units.unwrap_or_default()),
+            other => other.pattern(units),
+        }
+    }
+
+    fn display(&self, units: &[String]) -> String {
+        match self {
+            Val::Number(n) if units.is_empty() => n.display(),
+            Val::Number(n) => format!("{} {}", n.display(), units[0]),
+            Val::Time(t) => t.display(),
+            Val::Date(d) => d.display(),
+            Val::Text(s) => quoted(s),
+        }
+    }
+}
+
+/// `"a"` or `"a" (or "b")`.
+fn quoted(spellings: &[String]) -> String {
+    let mut s = format!("\"{}\"", spellings[0]);
+    if spellings.len() > 1 {
+        let rest: Vec<String> = spellings[1..].iter().map(|v| format!("\"{v}\"")).collect();
+        let _ = write!(s, " (or {})", rest.join(", "));
+    }
+    s
+}
+
+fn text_val(spellings: &OneOrMany<String>, at: &str, errors: &mut Vec<String>) -> Option<Val> {
+    let list: Vec<String> = spellings.as_slice().iter().map(|s| s.trim().to_string()).collect();
+    if list.is_empty() || list.iter().any(String::is_empty) {
+        errors.push(format!("{at}: an empty text"));
+        return None;
+    }
+    Some(Val::Text(list))
+}
+
+fn parsed<T>(result: Result<T, String>, at: &str, errors: &mut Vec<String>) -> Option<T> {
+    result.map_err(|e| errors.push(format!("{at}: {e}"))).ok()
+}
+
+fn number_val(n: &Scalar, at: &str, errors: &mut Vec<String>) -> Option<Val> {
+    parsed(Number::parse(&n.as_text()), at, errors).map(Val::Number)
+}
+
+fn units_of(unit: &Option<OneOrMany<String>>) -> Vec<String> {
+    unit.as_ref().map(|u| u.as_slice().to_vec()).unwrap_or_default()
+}
+
+/// Start of an answer line, up to its label: list markers, quote marks,
+/// heading marks, table bars and emphasis.
+const LINE_START: &str = r"[\t >#*_`~|+-]*(?:\d{1,3}[.)][\t *_`~]*)?";
+/// After the label: a parenthesis, emphasis, then a colon, a bar or a dash.
+const LABEL_END: &str = r"(?: ?\([^()\n]{0,60}\))?[\t *_`~]*(?:[:|]|[\u2013\u2014-](?= ))[\t *_`~|:]*";
+/// Words that say a value is not given.
+const NOT_GIVEN: &str =
+    r"(?:\b(?:not|no|none|nothing|unknown|unrecorded|unstated|unspecified|missing|n/a)\b|n['\u2019]t\b)";
+
+/// An answer line's matchers, each with its explanation: one that the line
+/// gives its values, and one per kind of value that it gives no other.
+fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<String>) -> Vec<(Matcher, String)> {
+    let before = errors.len();
+    let label = line.label.trim();
+    if label.is_empty() || label.contains('\n') || label.contains(':') {
+        errors.push(format!("{at}.label: a label is one line of text without a colon"));
+        return vec![];
+    }
+    if !user_message.contains(&format!("{label}:")) {
+        errors.push(format!(
+            "{at}.label: the request never asks for a line `{label}: ...`; say in userMessage where the value goes"
+        ));
+    }
+    let mut items: Vec<Val> = Vec::new();
+    let mut texts: Vec<&OneOrMany<String>> = line.text.iter().collect();
+    texts.extend(&line.texts);
+    for (i, t) in texts.into_iter().enumerate() {
+        items.extend(text_val(t, &format!("{at}.text[{i}]"), errors));
+    }
+    let numbers: Vec<&Scalar> = line.number.iter().chain(&line.numbers).collect();
+    for n in numbers {
+        items.extend(number_val(n, &format!("{at}.number"), errors));
+    }
+    for t in line.time.iter().chain(&line.times) {
+        items.extend(parsed(Time::parse(t), &format!("{at}.time"), errors).map(Val::Time));
+    }
+    for d in line.date.iter().chain(&line.dates) {
+        items.extend(parsed(Date::parse(d), &format!("{at}.date"), errors).map(Val::Date));
+    }
+    let units = units_of(&line.unit);
+    if !units.is_empty() && !items.iter().any(|v| v.kind() == Kind::Number) && line.not_given != Some(NotGiven::Number)
+    {
+        errors.push(format!("{at}.unit: a unit goes with a number"));
+    }
+    if line.others.iter().any(|o| o.trim().is_empty()) {
+        errors.push(format!("{at}.others: an empty text"));
+    }
+    match (&line.not_given, items.is_empty()) {
+        (None, true) => errors.push(format!(
+            "{at}: the line gives no value: add text, number, time or date, or not_given for a value the notes lack"
+        )),
+        (Some(_), false) => errors.push(format!("{at}.not_given: a line either gives values or says none is given")),
+        (Some(NotGiven::Text), true) if line.others.is_empty() => errors.push(format!(
+            "{at}.others: a text that is not given is recognised by its candidates: list them in `others`"
+        )),
+        _ => {}
+    }
+    if errors.len() > before {
+        return vec![];
+    }
+    let unit_pattern = (!units.is_empty()).then(|| spell::units(&units));
+    let unit_pattern = unit_pattern.as_deref();
+    // The answer line is the first line that starts with the label: the
+    // lines before it are skipped, and it is read to its end.
+    let label_line = format!("{LINE_START}{}{LABEL_END}", label_pattern(label));
+    let head = format!(r"^(?:(?!{label_line})[^\n]*\n)*{label_line}");
+    let mut out = Vec::new();
+
+    // The line is there and gives every value (or says none is given).
+    if line.not_given.is_some() {
+        let gives = format!(r"{head}(?=[^\n]*?{NOT_GIVEN})");
+        out.push((
+            regex(gives, "i"),
+            format!("the answer has a line \"{label}: ...\" saying the notes do not give it"),
+        ));
+    } else {
+        let lookahead = |v: &Val| format!(r"(?=[^\n]*?{})", v.pattern(unit_pattern));
+        let all: String = items.iter().map(lookahead).collect();
+        let values: Vec<String> = items.iter().map(|v| v.display(&units)).collect();
+        if head.len() + all.len() <= MAX_PATTERN_LEN {
+            out.push((
+                regex(format!("{head}{all}"), "i"),
+                format!("the answer has a line \"{label}: ...\" giving {}", values.join(" and ")),
+            ));
+        } else {
+            // Too long for one pattern: a matcher per value.
+            for (v, said) in items.iter().zip(values) {
+                out.push((
+                    regex(format!("{head}{}", lookahead(v)), "i"),
+                    format!("the answer has a line \"{label}: ...\" giving {said}"),
+                ));
+            }
+        }
+    }
+
+    // No line so labelled holds another value of a kind it gives.
+    let mut kinds: Vec<Kind> = items.iter().map(Val::kind).collect();
+    if !line.others.is_empty() {
+        kinds.push(Kind::Text);
+    }
+    if let Some(k) = line.not_given {
+        kinds.push(kind_of(k));
+    }
+    kinds.sort();
+    kinds.dedup();
+    let numbers: Vec<Number> = items
+        .iter()
+        .filter_map(|v| match v {
+            Val::Number(n) => Some(n.clone()),
+            _ => None,
+        })
+        .collect();
+    let years = spell::counts_years(&numbers);
+    for kind in kinds {
+        let expected: Vec<String> =
+            items.iter().filter(|v| v.kind() == kind).map(|v| v.pattern(unit_pattern)).collect();
+        // One matcher per kind; a long list of other texts is split over as
+        // many matchers as the engine's pattern limit needs.
+        let groups: Vec<&[String]> =
+            if kind == Kind::Text { split_others(&line.others, &head, &expected) } else { vec![&[]] };
+        for others in groups {
+            let Some(candidates) = spell::candidates(kind, years, unit_pattern, others) else { continue };
+            let other =
+                if expected.is_empty() { candidates } else { format!("(?!{}){candidates}", expected.join("|")) };
+            let what = match kind {
+                Kind::Text => {
+                    format!("none of {}", others.iter().map(|o| format!("\"{o}\"")).collect::<Vec<_>>().join(", "))
+                }
+                Kind::Number if !units.is_empty() => format!("no other number of {}", units.join("/")),
+                _ if expected.is_empty() => format!("no {}", kind.noun()),
+                k => format!("no other {}", k.noun()),
+            };
+            out.push((
+                regex(format!(r"^(?!{head}[^\n]*?{other})"), "i"),
+                format!("the line \"{label}: ...\" gives {what} (a second value there is a hedge)"),
+            ));
+        }
+    }
+    out
+}
+
+/// The other texts of a line in groups whose "no other" pattern fits the
+/// engine's limit (halving a group until it does, down to one text).
+fn split_others<'o>(others: &'o [String], head: &str, expected: &[String]) -> Vec<&'o [String]> {
+    let fits = |group: &[String]| {
+        let candidates = spell::any_text(group);
+        head.len() + expected.iter().map(String::len).sum::<usize>() + candidates.len() + 40 <= MAX_PATTERN_LEN
+    };
+    if others.len() <= 1 || fits(others) {
+        return vec![others];
+    }
+    let (a, b) = others.split_at(others.len() / 2);
+    let mut out = split_others(a, head, expected);
+    out.extend(split_others(b, head, expected));
+    out
+}
+
+fn kind_of(k: NotGiven) -> Kind {
+    match k {
+        NotGiven::Number => Kind::Number,
+        NotGiven::Time => Kind::Time,
+        NotGiven::Date => Kind::Date,
+        NotGiven::Text => Kind::Text,
+    }
+}
+
+/// A label, spelled like a text but without its boundaries.
+fn label_pattern(label: &str) -> String {
+    let p = spell::text(label);
+    p.strip_prefix(r"(?<![\w])").unwrap_or(&p).strip_suffix(r"(?![\w])").unwrap_or(&p).to_string()
+}
+
+fn regex(value: String, flags: &str) -> Matcher {
+    Matcher::Regex { value: FormatOneOrMany::One(value), flags: (!flags.is_empty()).then(|| flags.to_string()) }
+}
+
+/// The one value of a `states` or `never` entry, with its pattern (flag i).
+fn value_of(v: &Value, at: &str, errors: &mut Vec<String>) -> Option<(Val, Vec<String>)> {
+    let set = [v.text.is_some(), v.number.is_some(), v.time.is_some(), v.date.is_some(), v.verbatim.is_some()];
+    if set.iter().filter(|s| **s).count() != 1 {
+        errors.push(format!("{at}: give exactly one of text, number, time, date or verbatim"));
+        return None;
+    }
+    let units = units_of(&v.unit);
+    if !units.is_empty() && v.number.is_none() {
+        errors.push(format!("{at}.unit: a unit goes with a number"));
+    }
+    let val = if let Some(t) = &v.text {
+        text_val(t, &format!("{at}.text"), errors)
+    } else if let Some(n) = &v.number {
+        number_val(n, &format!("{at}.number"), errors)
+    } else if let Some(t) = &v.time {
+        parsed(Time::parse(t), &format!("{at}.time"), errors).map(Val::Time)
+    } else if let Some(d) = &v.date {
+        parsed(Date::parse(d), &format!("{at}.date"), errors).map(Val::Date)
+    } else {
+        None
+    };
+    val.map(|val| (val, units))
+}
+
+fn compile_answer(source: &Source, cx: &Context<'_>, errors: &mut Vec<String>) -> (Vec<Matcher>, Vec<String>) {
+    let mut matchers = Vec::new();
+    let mut notes = Vec::new();
+    for (i, line) in source.lines.iter().enumerate() {
+        for (m, note) in compile_line(line, &format!("line[{i}]"), cx.user_message, errors) {
+            matchers.push(m);
+            notes.push(note);
+        }
+    }
+    for (i, v) in source.states.iter().enumerate() {
+        let at = format!("states[{i}]");
+        if let Some(text) = &v.verbatim {
+            if text.is_empty() {
+                errors.push(format!("{at}.verbatim: an empty text"));
+                continue;
+            }
+            matchers.push(Matcher::Contains { value: FormatOneOrMany::One(text.clone()) });
+            notes.push(format!("the answer contains exactly \"{text}\""));
+        } else if let Some((val, units)) = value_of(v, &at, errors) {
+            let unit = (!units.is_empty()).then(|| spell::units(&units));
+            matchers.push(regex(val.pattern_anywhere(unit.as_deref()), "i"));
+            notes.push(format!("the answer states {}", val.display(&units)));
+        }
+    }
+    for (i, v) in source.never.iter().enumerate() {
+        let at = format!("never[{i}]");
+        if let Some(text) = &v.verbatim {
+            matchers.push(regex(format!(r"^(?![\s\S]*{})", spell::escape(text)), ""));
+            notes.push(format!("the answer never contains \"{text}\""));
+        } else if let Some((val, units)) = value_of(v, &at, errors) {
+            let unit = (!units.is_empty()).then(|| spell::units(&units));
+            matchers.push(regex(format!(r"^(?![\s\S]*{})", val.pattern_anywhere(unit.as_deref())), "i"));
+            notes.push(format!("the answer never mentions {}", val.display(&units)));
+        }
+    }
+    for (i, raw) in source.raw.iter().enumerate() {
+        let at = format!("raw[{i}]");
+        let flags = raw.flags.clone().unwrap_or_default();
+        if raw.why.trim().is_empty() {
+            errors.push(format!("{at}.why: say what the pattern checks and why no rule can"));
+        }
+        if raw.regex.chars().count() > RAW_LIMIT {
+            errors.push(format!(
+                "{at}.regex: {} characters; a pattern written by hand is at most {RAW_LIMIT} (say it with rules, or add a rule to the compiler)",
+                raw.regex.chars().count()
+            ));
+        }
+        if let Err(e) = regress::Regex::with_flags(&raw.regex, flags.as_str()) {
+            errors.push(format!("{at}.regex: invalid regular expression: {e}"));
+        }
+        matchers.push(regex(raw.regex.clone(), &flags));
+        notes.push(raw.why.trim().to_string());
+    }
+    if let Some(judge) = &source.judge {
+        if judge.criteria.trim().is_empty() {
+            errors.push("judge.criteria: the question for the judge is empty".into());
+        }
+        matchers.push(Matcher::Judge { criteria: judge.criteria.trim().to_string() });
+        notes.push(format!("the judge is asked: {}", judge.criteria.trim()));
+    }
+    (matchers, notes)
+}
+
+/// A source path as a vault path: relative to `eval-scratch/`, or from the
+/// vault root when it starts with `/`.
+fn vault_path(path: &str, at: &str, errors: &mut Vec<String>) -> Option<String> {
+    let p = path.trim();
+    let rel = p.strip_prefix('/').unwrap_or(p);
+    if rel.is_empty() || rel.split('/').any(|part| part.is_empty() || part == "." || part == "..") || rel.ends_with('/')
+    {
+        errors.push(format!("{at}: `{path}` is not a file path inside the vault"));
+        return None;
+    }
+    Some(if p.starts_with('/') { rel.to_string() } else { format!("{SCRATCH}/{rel}") })
+}
+
+/// A fixture path (relative to the fixture folder) for a source path.
+fn fixture_path<'p>(path: &'p str, at: &str, errors: &mut Vec<String>) -> Option<&'p str> {
+    if path.trim().starts_with('/') {
+        errors.push(format!("{at}: `{path}` is outside {SCRATCH}/, where no fixture file is"));
+        return None;
+    }
+    Some(path.trim())
+}
+
+/// Text compared whole: every character as written, any line ending, and
+/// white space at the end.
+fn whole_text(text: &str) -> String {
+    lines_pattern(text.trim_end())
+}
+
+/// Escaped text whose line breaks may be `\n` or `\r\n`.
+fn lines_pattern(text: &str) -> String {
+    let text = text.replace("\r\n", "\n");
+    text.split('\n').map(spell::escape).collect::<Vec<_>>().join(r"\r?\n")
+}
+
+/// Part of a note split by edits: fixture text, or replacement texts.
+enum Piece {
+    Fixture(String),
+    Replacement(Vec<String>),
+}
+
+fn edit_pattern(original: &str, note: &Note, at: &str, errors: &mut Vec<String>) -> Option<(String, String)> {
+    let mut pieces = vec![Piece::Fixture(original.replace("\r\n", "\n"))];
+    let mut said = Vec::new();
+    for (i, e) in note.edit.iter().enumerate() {
+        let to: Vec<String> = e.to.as_slice().to_vec();
+        if e.from.is_empty() || to.is_empty() {
+            errors.push(format!("{at}.edit[{i}]: from and to must not be empty"));
+            return None;
+        }
+        let mut found = false;
+        let mut next = Vec::new();
+        for piece in pieces {
+            match piece {
+                Piece::Fixture(text) if text.contains(&e.from) => {
+                    found = true;
+                    let parts: Vec<&str> = text.split(e.from.as_str()).collect();
+                    for (j, part) in parts.iter().enumerate() {
+                        if j > 0 {
+                            next.push(Piece::Replacement(to.clone()));
+                        }
+                        next.push(Piece::Fixture(part.to_string()));
+                    }
+                }
+                other => next.push(other),
+            }
+        }
+        pieces = next;
+        if !found {
+            errors.push(format!("{at}.edit[{i}].from: \"{}\" is not in the fixture's note", e.from));
+            return None;
+        }
+        said.push(format!("\"{}\" becomes {}", e.from, quoted(&to)));
+    }
+    let last = pieces.len() - 1;
+    let mut pattern = String::from("^");
+    for (i, piece) in pieces.iter().enumerate() {
+        match piece {
+            Piece::Fixture(text) if i == last => pattern.push_str(&lines_pattern(text.trim_end())),
+            Piece::Fixture(text) => pattern.push_str(&lines_pattern(text)),
+            Piece::Replacement(to) if to.len() == 1 => pattern.push_str(&lines_pattern(&to[0])),
+            Piece::Replacement(to) => {
+                let alts: Vec<String> = to.iter().map(|t| lines_pattern(t)).collect();
+                let _ = write!(pattern, "(?:{})", alts.join("|"));
+            }
+        }
+    }
+    pattern.push_str(r"\s*$");
+    Some((pattern, said.join("; ")))
+}
+
+/// The text after a note's frontmatter (the closing `---` line excluded).
+fn body_after_frontmatter(content: &str) -> Option<&str> {
+    let block = frontmatter::block(content)?;
+    let start = content.find(block)? + block.len();
+    let rest = &content[start..];
+    let closing_end = rest.find('\n').map_or(rest.len(), |i| i + 1);
+    Some(&rest[closing_end..])
+}
+
+fn toml_to_json(v: &toml::Value) -> Json {
+    match v {
+        toml::Value::String(s) => Json::String(s.clone()),
+        toml::Value::Integer(n) => Json::from(*n),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
+        toml::Value::Boolean(b) => Json::Bool(*b),
+        toml::Value::Datetime(d) => Json::String(d.to_string()),
+        toml::Value::Array(a) => Json::Array(a.iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => Json::Object(t.iter().map(|(k, v)| (k.clone(), toml_to_json(v))).collect()),
+    }
+}
+
+/// A note line's values as a pattern (flags i, m) and in words.
+fn note_line(line: &NoteLine, at: &str, errors: &mut Vec<String>) -> Option<(String, String)> {
+    let mut vals = Vec::new();
+    if let Some(t) = &line.text {
+        vals.extend(text_val(t, &format!("{at}.text"), errors));
+    }
+    if let Some(n) = &line.number {
+        vals.extend(number_val(n, &format!("{at}.number"), errors));
+    }
+    if let Some(t) = &line.time {
+        vals.extend(parsed(Time::parse(t), &format!("{at}.time"), errors).map(Val::Time));
+    }
+    if let Some(d) = &line.date {
+        vals.extend(parsed(Date::parse(d), &format!("{at}.date"), errors).map(Val::Date));
+    }
+    if vals.is_empty() {
+        errors.push(format!("{at}: a line needs at least one value"));
+        return None;
+    }
+    let pattern: String = vals.iter().map(|v| format!(r"(?=[^\n]*?{})", v.pattern(None))).collect();
+    let words: Vec<String> = vals.iter().map(|v| v.display(&[])).collect();
+    Some((format!("^{pattern}"), words.join(", ")))
+}
+
+struct VaultOut {
+    assertions: Vec<VaultAssertion>,
+    notes: Vec<String>,
+    /// Paths the rules let change, for `nothing_else_changes`.
+    touched: Vec<String>,
+}
+
+impl VaultOut {
+    fn push(&mut self, a: VaultAssertion, note: String) {
+        self.assertions.push(a);
+        self.notes.push(note);
+    }
+
+    fn touch(&mut self, path: &str) {
+        if !self.touched.iter().any(|p| p == path) {
+            self.touched.push(path.to_string());
+        }
+    }
+}
+
+fn compile_note(note: &Note, at: &str, cx: &Context<'_>, out: &mut VaultOut, errors: &mut Vec<String>) {
+    let Some(path) = vault_path(&note.path, &format!("{at}.path"), errors) else { return };
+    out.touch(&path);
+    let whole = [note.text.is_some(), !note.edit.is_empty(), !note.appended.is_empty(), note.frontmatter.is_some()];
+    if whole.iter().filter(|w| **w).count() > 1 {
+        errors.push(format!("{at}: text, edit, appended and frontmatter each say the whole note; give one"));
+        return;
+    }
+    let fixture = |errors: &mut Vec<String>| -> Option<String> {
+        let rel = fixture_path(&note.path, &format!("{at}.path"), errors)?;
+        (cx.fixture)(rel).map_err(|e| errors.push(format!("{at}.path: {e}"))).ok()
+    };
+    if let Some(text) = &note.text {
+        out.push(
+            file_matches(&path, format!(r"^{}(?:\r?\n)?$", whole_text(text)), ""),
+            format!("{path} reads exactly as asked (either line ending; one final line break allowed)"),
+        );
+    }
+    if !note.edit.is_empty()
+        && let Some(original) = fixture(errors)
+        && let Some((pattern, said)) = edit_pattern(&original, note, at, errors)
+    {
+        out.push(file_matches(&path, pattern, ""), format!("{path} is as it was, except that {said}"));
+    }
+    if !note.appended.is_empty()
+        && let Some(original) = fixture(errors)
+    {
+        let added: Vec<String> = note
+            .appended
+            .iter()
+            .map(|a| match a {
+                Appended::Line(l) => lines_pattern(l),
+                Appended::Starts { starts } => format!(r"{}[^\n]*\S", spell::escape(starts)),
+            })
+            .collect();
+        let pattern = format!(
+            r"^{}\r?\n(?:[ \t]*\r?\n)?{}\s*$",
+            lines_pattern(original.replace("\r\n", "\n").trim_end()),
+            added.join(r"\r?\n")
+        );
+        out.push(
+            file_matches(&path, pattern, ""),
+            format!("{path} is as it was with {} added at its end", plural(note.appended.len(), "line")),
+        );
+    }
+    if let Some(keys) = &note.frontmatter
+        && let Some(original) = fixture(errors)
+    {
+        match frontmatter::parse(&original) {
+            Err(e) => errors.push(format!("{at}: the fixture's frontmatter: {e}")),
+            Ok(None) => errors.push(format!("{at}: the fixture's note has no frontmatter")),
+            Ok(Some(before)) => {
+                for (key, value) in &before {
+                    let (value, how) = match keys.get(key) {
+                        Some(v) => (toml_to_json(v), "set to"),
+                        None => (value.clone(), "still"),
+                    };
+                    out.push(
+                        VaultAssertion::FrontmatterEquals {
+                            path: path.clone(),
+                            key: key.clone(),
+                            value: value.clone(),
+                        },
+                        format!("{path}: frontmatter `{key}` is {how} {value}"),
+                    );
+                }
+                for (key, value) in keys.iter().filter(|(k, _)| !before.contains_key(*k)) {
+                    let value = toml_to_json(value);
+                    out.push(
+                        VaultAssertion::FrontmatterEquals {
+                            path: path.clone(),
+                            key: key.clone(),
+                            value: value.clone(),
+                        },
+                        format!("{path}: frontmatter `{key}` is set to {value}"),
+                    );
+                }
+                if let Some(body) = body_after_frontmatter(&original) {
+                    out.push(
+                        file_matches(&path, format!(r"(?:^|\n)---[ \t]*\r?\n{}\s*$", whole_text(body)), ""),
+                        format!("{path}: the text after the frontmatter is as it was"),
+                    );
+                }
+            }
+        }
+    }
+    for text in &note.contains {
+        out.push(
+            VaultAssertion::FileContains { path: path.clone(), value: FormatOneOrMany::One(text.clone()) },
+            format!("{path} contains \"{}\"", text.trim_end()),
+        );
+    }
+    if !note.lacks.is_empty() {
+        let value = match &note.lacks[..] {
+            [one] => FormatOneOrMany::One(one.clone()),
+            many => FormatOneOrMany::Many(many.to_vec()),
+        };
+        out.push(
+            VaultAssertion::FileLacks { path: path.clone(), value },
+            format!("{path} contains none of {}", quoted(&note.lacks).replace(" (or ", ", ").trim_end_matches(')')),
+        );
+    }
+    for (i, line) in note.lines.iter().enumerate() {
+        if let Some((pattern, words)) = note_line(line, &format!("{at}.lines[{i}]"), errors) {
+            out.push(file_matches(&path, pattern, "im"), format!("{path} has a line with {words}"));
+        }
+    }
+    for (i, line) in note.no_lines.iter().enumerate() {
+        if let Some((pattern, words)) = note_line(line, &format!("{at}.no_lines[{i}]"), errors) {
+            let pattern = format!(r"(?<![\s\S])(?![\s\S]*?{pattern})");
+            out.push(file_matches(&path, pattern, "im"), format!("{path} has no line with {words}"));
+        }
+    }
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 { format!("one {noun}") } else { format!("{n} {noun}s") }
+}
+
+fn file_matches(path: &str, pattern: String, flags: &str) -> VaultAssertion {
+    VaultAssertion::FileMatches {
+        path: path.to_string(),
+        value: FormatOneOrMany::One(pattern),
+        flags: (!flags.is_empty()).then(|| flags.to_string()),
+    }
+}
+
+fn compile_vault(source: &Source, cx: &Context<'_>, errors: &mut Vec<String>) -> (Vec<VaultAssertion>, Vec<String>) {
+    let v = &source.vault;
+    let mut out = VaultOut { assertions: Vec::new(), notes: Vec::new(), touched: Vec::new() };
+    for (i, p) in v.exists.iter().enumerate() {
+        if let Some(path) = vault_path(p, &format!("vault.exists[{i}]"), errors) {
+            out.touch(&path);
+            out.push(VaultAssertion::FileExists { path: path.clone() }, format!("{path} exists"));
+        }
+    }
+    for (i, p) in v.absent.iter().enumerate() {
+        if let Some(path) = vault_path(p, &format!("vault.absent[{i}]"), errors) {
+            out.touch(&path);
+            out.push(VaultAssertion::FileAbsent { path: path.clone() }, format!("{path} is not there"));
+        }
+    }
+    for (i, m) in v.moved.iter().enumerate() {
+        let at = format!("vault.moved[{i}]");
+        let (Some(from), Some(to), Some(fixture)) = (
+            vault_path(&m.from, &format!("{at}.from"), errors),
+            vault_path(&m.to, &format!("{at}.to"), errors),
+            fixture_path(&m.from, &format!("{at}.from"), errors),
+        ) else {
+            continue;
+        };
+        if let Err(e) = (cx.fixture)(fixture) {
+            errors.push(format!("{at}.from: {e}"));
+        }
+        out.touch(&from);
+        out.touch(&to);
+        out.push(VaultAssertion::FileAbsent { path: from.clone() }, format!("{from} is not there (moved to {to})"));
+        out.push(
+            VaultAssertion::FileUnchanged { path: to.clone(), fixture: fixture.to_string() },
+            format!("{to} holds {from} byte for byte"),
+        );
+    }
+    for (i, note) in v.notes.iter().enumerate() {
+        compile_note(note, &format!("vault.note[{i}]"), cx, &mut out, errors);
+    }
+    for (i, p) in v.unchanged.iter().enumerate() {
+        let at = format!("vault.unchanged[{i}]");
+        let (Some(path), Some(fixture)) = (vault_path(p, &at, errors), fixture_path(p, &at, errors)) else { continue };
+        if out.touched.contains(&path) {
+            errors.push(format!("{at}: `{p}` is also named by a rule that changes it"));
+        }
+        if let Err(e) = (cx.fixture)(fixture) {
+            errors.push(format!("{at}: {e}"));
+        }
+        out.push(
+            VaultAssertion::FileUnchanged { path: path.clone(), fixture: fixture.to_string() },
+            format!("{path} is byte for byte as in the fixture"),
+        );
+    }
+    if v.nothing_else_changes {
+        let except = out.touched.clone();
+        let note = if except.is_empty() {
+            "nothing in the vault changed and no file was added".to_string()
+        } else {
+            format!("nothing in the vault changed but {} and no other file was added", except.join(", "))
+        };
+        out.push(VaultAssertion::NothingElseChanged { except }, note);
+    }
+    (out.assertions, out.notes)
+}
+
+/// Compile a source against its task; every problem at once, each naming
+/// its field (`line[0].number: ...`).
+pub fn compile(source: &Source, cx: &Context<'_>) -> Result<Compiled, Vec<String>> {
+    let mut errors = Vec::new();
+    let (output_matchers, matcher_notes) = compile_answer(source, cx, &mut errors);
+    let (vault_assertions, assertion_notes) = compile_vault(source, cx, &mut errors);
+    if output_matchers.is_empty() && vault_assertions.is_empty() {
+        errors.push("the source checks nothing: add an answer line, states, a judge or a vault rule".into());
+    }
+    let patterns = output_matchers.iter().map(|m| match m {
+        Matcher::Regex { value, .. } => value.as_slice().join(""),
+        _ => String::new(),
+    });
+    for (i, p) in patterns.enumerate() {
+        let len = p.chars().count();
+        if len > MAX_PATTERN_LEN {
+            errors.push(format!(
+                "{}: compiles to a pattern of {len} characters, over the engine's limit of {MAX_PATTERN_LEN}: \
+                 split it (fewer values or others on one line, or another line)",
+                matcher_notes.get(i).map_or("a rule", String::as_str)
+            ));
+        }
+    }
+    for (a, note) in vault_assertions.iter().zip(&assertion_notes) {
+        if let VaultAssertion::FileMatches { value, .. } = a
+            && value.as_slice().iter().any(|v| v.chars().count() > MAX_PATTERN_LEN)
+        {
+            errors.push(format!("{note}: the note is too long to compare whole (over {MAX_PATTERN_LEN} characters)"));
+        }
+    }
+    let judge_only = source.judge.as_ref().and_then(|j| j.why.clone()).map(|w| w.trim().to_string());
+    if judge_only.as_deref() == Some("") {
+        errors.push("judge.why: empty; leave it out or say why only the judge can tell".into());
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Compiled { output_matchers, matcher_notes, vault_assertions, assertion_notes, judge_only })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::score::RegexBudget;
+
+    const BUDGET: RegexBudget = RegexBudget { per_pattern: std::time::Duration::from_secs(5), until: None };
+
+    fn no_fixture(path: &str) -> Result<String, String> {
+        Err(format!("no fixture file {path}"))
+    }
+
+    fn compiled(toml: &str, request: &str) -> Compiled {
+        let cx = Context { user_message: request, fixture: &no_fixture };
+        compile(&parse(toml).unwrap(), &cx).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    /// Does every literal matcher hold on `answer`?
+    fn holds(c: &Compiled, answer: &str) -> bool {
+        c.output_matchers.iter().all(|m| match m {
+            Matcher::Regex { value, flags } => {
+                let (ok, error) = crate::score::matchers::regex(value, flags.as_deref(), answer, BUDGET);
+                assert!(error.is_none(), "{error:?}");
+                ok
+            }
+            Matcher::Contains { value } => crate::score::matchers::contains(value, answer),
+            Matcher::Judge { .. } => true,
+        })
+    }
+
+    #[test]
+    fn an_answer_line_reads_one_value_wherever_the_rest_of_the_answer_goes() {
+        let c = compiled("[[line]]\nlabel = \"Toll\"\nnumber = 9\n", "Start with a line `Toll: <amount>`.");
+        assert_eq!(c.output_matchers.len(), 2);
+        for yes in [
+            "Toll: 9 tallies",
+            "**Toll:** nine tallies\n\nThe old table said 12, and 8 for a pony trap.",
+            "- Toll: 9\n",
+            "1. **Toll**: 9 (2032 table)",
+            "| Toll | 9 |\n|---|---|",
+            "Intro line.\n> Toll — 9 tallies",
+            "TOLL: 9.00",
+            "Toll: 9\n\nBreakdown:\nToll: 12 tallies at Sallow Quay",
+        ] {
+            assert!(holds(&c, yes), "{yes}");
+        }
+        for no in [
+            "It costs 9 tallies.",
+            "Toll: 12 tallies",
+            "Toll: 9 or 12 tallies",
+            "Toll: 9 (or 12)",
+            "Toll: 12\nToll: 9",
+            "Toll: nine, maybe twelve",
+            "Tolls: 9",
+            "The toll: 9",
+            "Toll: 19",
+        ] {
+            assert!(!holds(&c, no), "{no}");
+        }
+        assert_eq!(
+            c.matcher_notes,
+            [
+                "the answer has a line \"Toll: ...\" giving 9",
+                "the line \"Toll: ...\" gives no other number (a second value there is a hedge)"
+            ]
+        );
+    }
+
+    #[test]
+    fn lines_of_several_kinds_texts_with_others_and_units() {
+        let request = "Lines `Carrow Point:`, `First performance:` and `Venue:`";
+        let c = compiled(
+            r#"
+[[line]]
+label = "Carrow Point"
+text = "Fl(2) W 15s"
+number = 16
+unit = ["M", "NM", "nautical mile", "sea mile", "mile"]
+others = ["Fl W", "20s"]
+
+[[line]]
+label = "First performance"
+date = "2031-10-09"
+time = "19:30"
+
+[[line]]
+label = "Venue"
+text = ["Pellow Quay Playhouse", "the Playhouse"]
+others = ["Town Hall"]
+"#,
+            request,
+        );
+        let good = "Carrow Point: Fl(2) W 15s, 16 M\nFirst performance (date and time): Thursday 9th October 2031, 7.30 pm\nVenue: **Pellow Quay Playhouse**";
+        assert!(holds(&c, good));
+        for (from, to) in [
+            ("16 M", "18 M"),
+            ("16 M", "16 M (18 M in notice 14)"),
+            ("15s", "20s"),
+            ("7.30 pm", "7.30 pm (doors 7 pm)"),
+            ("2031", "2030"),
+            ("Pellow Quay Playhouse**", "Pellow Quay Playhouse** or the Town Hall"),
+        ] {
+            assert!(!holds(&c, &good.replace(from, to)), "{to}");
+        }
+        assert!(holds(&c, &good.replace("Pellow Quay Playhouse", "the Playhouse, Pellow")));
+    }
+
+    #[test]
+    fn a_value_not_given_is_said_so_with_no_value_on_the_line() {
+        let c = compiled("[[line]]\nlabel = \"Fee\"\nnot_given = \"number\"\n", "a line `Fee: ...`");
+        for yes in ["Fee: not in the notes", "- **Fee:** the notes don't give one", "Fee: unknown (ask the venue)"] {
+            assert!(holds(&c, yes), "{yes}");
+        }
+        for no in ["Fee: 60% of the box office", "Fee: not in the notes, probably 500 marks", "Fee: TBC"] {
+            assert!(!holds(&c, no), "{no}");
+        }
+    }
+
+    #[test]
+    fn states_never_raw_and_judge() {
+        let c = compiled(
+            r#"
+states = [{ text = "Heron" }, { number = "1,095", unit = "litres" }, { date = "2031-02-03" }, { verbatim = "LW-04482 fix: " }]
+never = [{ number = 5826 }, { verbatim = "Marsh-Lowe" }]
+
+[[raw]]
+regex = '\bC-?14\b'
+why = "names drawer C-14"
+
+[judge]
+criteria = "Says the Heron."
+why = "whether a second ferry is offered as the answer"
+"#,
+            "",
+        );
+        assert_eq!(c.output_matchers.len(), 8);
+        assert_eq!(c.matcher_notes.len(), 8);
+        assert!(matches!(c.output_matchers[3], Matcher::Contains { .. }));
+        assert!(matches!(c.output_matchers[7], Matcher::Judge { .. }));
+        let good =
+            "The heron took on one thousand and ninety-five litres; 3rd of February. LW-04482 fix: x. Drawer C14.";
+        assert!(holds(&c, good));
+        assert!(!holds(&c, &good.replace("litres", "gallons")));
+        assert!(!holds(&c, &format!("{good} Code 5 826.")));
+        assert!(!holds(&c, &format!("{good} Marsh-Lowe")));
+        assert!(holds(&c, &format!("{good} marsh-lowe")));
+        assert_eq!(c.judge_only.as_deref(), Some("whether a second ferry is offered as the answer"));
+        assert_eq!(c.matcher_notes[4], "the answer never mentions 5826");
+        assert_eq!(c.matcher_notes[6], "names drawer C-14");
+    }
+
+    fn errors(toml: &str, request: &str) -> Vec<String> {
+        let cx = Context { user_message: request, fixture: &no_fixture };
+        compile(&parse(toml).unwrap(), &cx).unwrap_err()
+    }
+
+    #[test]
+    fn every_problem_names_its_field() {
+        assert!(errors("states = [{ text = \"a\", number = 1 }]", "")[0].starts_with("states[0]: give exactly one of"));
+        let e = errors(
+            r#"
+[[line]]
+label = "Toll"
+number = "9a"
+
+[[line]]
+label = "Fee"
+
+[[line]]
+label = "Seats"
+number = 1
+not_given = "number"
+
+[[raw]]
+regex = "(broken"
+why = ""
+"#,
+            "Start with `Toll:` and `Fee:`.",
+        );
+        for needle in [
+            "line[0].number: `9a` is not a number",
+            "line[1]: the line gives no value",
+            "line[2].label: the request never asks for a line `Seats: ...`",
+            "line[2].not_given: a line either gives values or says none is given",
+            "raw[0].why: say what the pattern checks",
+            "raw[0].regex: invalid regular expression",
+        ] {
+            assert!(e.iter().any(|x| x.starts_with(needle)), "{needle}\n{e:#?}");
+        }
+        let long = format!("[[raw]]\nregex = '{}'\nwhy = \"x\"\n", "a".repeat(RAW_LIMIT + 1));
+        assert!(errors(&long, "")[0].contains("a pattern written by hand is at most 200"));
+        assert!(errors("", "")[0].starts_with("the source checks nothing"));
+        assert!(parse("[[line]]\nlable = \"x\"\n").unwrap_err().contains("unknown field `lable`"));
+        assert!(errors("[vault]\nunchanged = [\"../x.md\"]\n", "")[0].contains("is not a file path inside the vault"));
+    }
+
+    #[test]
+    fn hostile_sources_are_errors_never_panics() {
+        let nasty = [
+            "[[line]]\nlabel = \"(?<x\"\ntext = \"\\\\\"\n",
+            "[[line]]\nlabel = \"T\"\nnumber = 99999999999999999999999\n",
+            "[[line]]\nlabel = \"T\"\nnumber = -5\nunit = []\n",
+            "[[line]]\nlabel = \"T\"\nnumber = 1e300\n",
+            "[[line]]\nlabel = \"T\"\ntime = \"25:99\"\ndate = \"2031-13-40\"\n",
+            "[[line]]\nlabel = \"T\"\ntext = []\nothers = [\"\"]\n",
+            "[[line]]\nlabel = \"T\"\nnot_given = \"text\"\n",
+            "states = [{}]\nnever = [{ unit = \"kg\" }]\n",
+            "[vault]\nmoved = [{ from = \"/x\", to = \"..\" }]\nexists = [\"\"]\n",
+            "[[vault.note]]\npath = \"a.md\"\ntext = \"x\"\nedit = [{ from = \"\", to = [] }]\n",
+            "[[vault.note]]\npath = \"a.md\"\nfrontmatter = { k = 1970-01-01T00:00:00Z }\n",
+            "[judge]\ncriteria = \"\"\nwhy = \"\"\n",
+        ];
+        for (i, toml) in nasty.iter().enumerate() {
+            match parse(toml) {
+                Err(e) => assert!(!e.is_empty(), "{i}"),
+                Ok(source) => {
+                    let cx = Context { user_message: "T: x", fixture: &fixture };
+                    let _ = compile(&source, &cx);
+                }
+            }
+        }
+        // A label is text, never a pattern.
+        let c = compiled("[[line]]\nlabel = \"a.b (c)\"\nnumber = 1\n", "a line `a.b (c): <n>`");
+        assert!(holds(&c, "a.b (c): 1") && !holds(&c, "axb (c): 1"));
+    }
+
+    fn fixture(path: &str) -> Result<String, String> {
+        match path {
+            "crew/contacts.md" => {
+                Ok("# Crew\n\n- Bertil Maun: lock house\n- Ada Maun (no relation to Bertil)\n".into())
+            }
+            "hives/s4.md" => Ok("---\nhive: S4\nframes: 12\n---\n# S4\n\nGood stores.\n".into()),
+            "log.md" => Ok("# Log\n\n- one\n".into()),
+            p if p.ends_with(".md") => Ok("x\n".into()),
+            p => Err(format!("no fixture file {p}")),
+        }
+    }
+
+    fn vault(toml: &str) -> Compiled {
+        let cx = Context { user_message: "", fixture: &fixture };
+        compile(&parse(toml).unwrap(), &cx).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn file_holds(c: &Compiled, i: usize, text: &str) -> bool {
+        let VaultAssertion::FileMatches { value, flags, .. } = &c.vault_assertions[i] else { panic!() };
+        crate::score::matchers::regex(value, flags.as_deref(), text, BUDGET).0
+    }
+
+    #[test]
+    fn vault_rules_compile_to_whole_note_checks_and_nothing_else_changed() {
+        let c = vault(
+            r#"
+[vault]
+unchanged = ["other.md"]
+moved = [{ from = "a.md", to = "old/a.md" }]
+nothing_else_changes = true
+
+[[vault.note]]
+path = "crew/contacts.md"
+edit = [{ from = "Bertil Maun", to = "Bertil Aston-Maun" }, { from = "to Bertil)", to = ["to Bertil)", "to Bertil Aston-Maun)"] }]
+
+[[vault.note]]
+path = "log.md"
+appended = ["- two"]
+
+[[vault.note]]
+path = "/gemini-scribe/AGENTS.md"
+contains = ["Desk"]
+lacks = ["team"]
+"#,
+        );
+        let kinds: Vec<&str> = c.vault_assertions.iter().map(VaultAssertion::type_name).collect();
+        assert_eq!(
+            kinds,
+            [
+                "fileAbsent",
+                "fileUnchanged",
+                "fileMatches",
+                "fileMatches",
+                "fileContains",
+                "fileLacks",
+                "fileUnchanged",
+                "nothingElseChanged"
+            ]
+        );
+        let edited = "# Crew\n\n- Bertil Aston-Maun: lock house\n- Ada Maun (no relation to Bertil)\n";
+        assert!(file_holds(&c, 2, edited) && file_holds(&c, 2, &edited.replace("\n", "\r\n")));
+        assert!(file_holds(&c, 2, &edited.replace("to Bertil)", "to Bertil Aston-Maun)")));
+        assert!(!file_holds(&c, 2, &edited.replace("lock house", "lock-house")));
+        assert!(!file_holds(&c, 2, &edited.replace("Ada Maun", "Ada Aston-Maun")));
+        assert!(file_holds(&c, 3, "# Log\n\n- one\n- two\n") && file_holds(&c, 3, "# Log\n\n- one\n\n- two"));
+        assert!(!file_holds(&c, 3, "# Log\n\n- two\n- one\n"));
+        let VaultAssertion::NothingElseChanged { except } = &c.vault_assertions[7] else { panic!() };
+        assert_eq!(
+            except,
+            &[
+                "eval-scratch/a.md",
+                "eval-scratch/old/a.md",
+                "eval-scratch/crew/contacts.md",
+                "eval-scratch/log.md",
+                "gemini-scribe/AGENTS.md"
+            ]
+        );
+        assert_eq!(c.assertion_notes.len(), c.vault_assertions.len());
+        assert!(
+            c.assertion_notes[2].contains("\"Bertil Maun\" becomes \"Bertil Aston-Maun\""),
+            "{}",
+            c.assertion_notes[2]
+        );
+    }
+
+    #[test]
+    fn frontmatter_rules_keep_every_other_key_and_the_body() {
+        let c = vault("[[vault.note]]\npath = \"hives/s4.md\"\nfrontmatter = { frames = 14, treated = false }\n");
+        let keys: Vec<(String, Json)> = c
+            .vault_assertions
+            .iter()
+            .filter_map(|a| match a {
+                VaultAssertion::FrontmatterEquals { key, value, .. } => Some((key.clone(), value.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("hive".into(), Json::from("S4")),
+                ("frames".into(), Json::from(14)),
+                ("treated".into(), Json::from(false))
+            ]
+        );
+        let body = c.vault_assertions.len() - 1;
+        assert!(file_holds(&c, body, "---\nhive: S4\nframes: 14\ntreated: false\n---\n# S4\n\nGood stores.\n"));
+        assert!(!file_holds(&c, body, "---\nhive: S4\nframes: 14\n---\n# S4\n\nGood stores. Treated.\n"));
+        let cx = Context { user_message: "", fixture: &fixture };
+        let e = compile(
+            &parse("[[vault.note]]\npath = \"gone.txt\"\nedit = [{ from = \"a\", to = \"b\" }]\n").unwrap(),
+            &cx,
+        );
+        assert_eq!(e.unwrap_err()[0], "vault.note[0].path: no fixture file gone.txt");
+    }
+}

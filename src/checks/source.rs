@@ -1,0 +1,238 @@
+//! The check source of a task, `evals/checks/<id>.toml`, field for field.
+//! Unknown fields are an error, as in task files: a misspelt rule would
+//! otherwise check nothing.
+//!
+//! ```toml
+//! # The request: "Start your answer with a line `Toll: <amount>`".
+//! [[line]]
+//! label = "Toll"
+//! number = 9            # 9, nine, 9.00; and no other number on the line
+//!
+//! states = [{ text = "Kellowmouth" }]
+//!
+//! [vault]
+//! nothing_else_changes = true
+//! ```
+//!
+//! What each rule compiles to and means is `compile`'s documentation; how a
+//! value may be spelled is `spell`'s.
+
+use serde::Deserialize;
+
+/// A whole check source.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// Answer lines the request asks for, in the order it names them.
+    #[serde(default, rename = "line")]
+    pub lines: Vec<Line>,
+    /// Values the answer must state somewhere.
+    #[serde(default)]
+    pub states: Vec<Value>,
+    /// Values no correct answer has a reason to mention (a secret, an
+    /// invented name).
+    #[serde(default)]
+    pub never: Vec<Value>,
+    /// One-off patterns the rules cannot say.
+    #[serde(default)]
+    pub raw: Vec<Raw>,
+    #[serde(default)]
+    pub judge: Option<Judge>,
+    #[serde(default)]
+    pub vault: Vault,
+}
+
+/// One or several spellings (any of them), or one or several items.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> OneOrMany<T> {
+    pub fn as_slice(&self) -> &[T] {
+        match self {
+            OneOrMany::One(t) => std::slice::from_ref(t),
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// A number as TOML gives it: `9`, `26.5` or a string (`"1,095"`, `"38.50"`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    Integer(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl Scalar {
+    pub fn as_text(&self) -> String {
+        match self {
+            Scalar::Integer(n) => n.to_string(),
+            Scalar::Float(f) => f.to_string(),
+            Scalar::Text(s) => s.clone(),
+        }
+    }
+}
+
+/// The kinds a line can say are not given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotGiven {
+    Number,
+    Time,
+    Date,
+    Text,
+}
+
+/// An answer line: `Label: value`, where the request asks for it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Line {
+    pub label: String,
+    /// The value as a text, or several spellings of it.
+    pub text: Option<OneOrMany<String>>,
+    /// Several texts, every one on the line (each may list spellings).
+    #[serde(default)]
+    pub texts: Vec<OneOrMany<String>>,
+    pub number: Option<Scalar>,
+    #[serde(default)]
+    pub numbers: Vec<Scalar>,
+    pub time: Option<String>,
+    #[serde(default)]
+    pub times: Vec<String>,
+    pub date: Option<String>,
+    #[serde(default)]
+    pub dates: Vec<String>,
+    /// Units a number is followed by (`min`, `M`); then only numbers
+    /// followed by one of them count as values on the line.
+    pub unit: Option<OneOrMany<String>>,
+    /// Texts that must not be on the line: the other candidates (a stale
+    /// venue, the deputy's name).
+    #[serde(default)]
+    pub others: Vec<String>,
+    /// The right answer is that the notes do not give it: the line says so
+    /// and holds no value of this kind.
+    pub not_given: Option<NotGiven>,
+}
+
+/// A value stated (or never stated) anywhere in the answer.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Value {
+    pub text: Option<OneOrMany<String>>,
+    pub number: Option<Scalar>,
+    pub time: Option<String>,
+    pub date: Option<String>,
+    /// Exactly this text, case and all (a `contains` matcher).
+    pub verbatim: Option<String>,
+    pub unit: Option<OneOrMany<String>>,
+}
+
+/// A pattern written by hand, with the reason no rule says it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Raw {
+    pub regex: String,
+    pub flags: Option<String>,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Judge {
+    /// The yes/no question the judge answers about the answer.
+    pub criteria: String,
+    /// Why the literal checks cannot reject every wrong answer of the task,
+    /// when they cannot: `suite check` lists the task with this reason.
+    pub why: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Vault {
+    #[serde(default)]
+    pub exists: Vec<String>,
+    #[serde(default)]
+    pub absent: Vec<String>,
+    /// Notes that must be byte for byte as in the fixture.
+    #[serde(default)]
+    pub unchanged: Vec<String>,
+    #[serde(default)]
+    pub moved: Vec<Moved>,
+    #[serde(default, rename = "note")]
+    pub notes: Vec<Note>,
+    /// Nothing in the vault changed but the paths the rules above name, and
+    /// no other file was added.
+    #[serde(default)]
+    pub nothing_else_changes: bool,
+}
+
+/// A note moved (or renamed) whole: gone from `from`, the same bytes at `to`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Moved {
+    pub from: String,
+    pub to: String,
+}
+
+/// What a note must hold after the run.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Note {
+    pub path: String,
+    /// The whole note, exactly (line endings and final white space aside).
+    pub text: Option<String>,
+    /// The fixture's note with these replacements, and nothing else changed.
+    #[serde(default)]
+    pub edit: Vec<Edit>,
+    /// The fixture's note with these lines added at its end.
+    #[serde(default)]
+    pub appended: Vec<Appended>,
+    /// Frontmatter keys set to these values; every other key and the body
+    /// stay as in the fixture.
+    pub frontmatter: Option<toml::Table>,
+    /// Exactly these texts somewhere in the note.
+    #[serde(default)]
+    pub contains: Vec<String>,
+    /// None of these texts anywhere in the note.
+    #[serde(default)]
+    pub lacks: Vec<String>,
+    /// Lines of the note that must each hold all their values.
+    #[serde(default)]
+    pub lines: Vec<NoteLine>,
+    /// Lines that must not be there (every value of one on one line).
+    #[serde(default)]
+    pub no_lines: Vec<NoteLine>,
+}
+
+/// A line added at the end of a note: exactly this text, or any line that
+/// starts with `starts` (a line whose end the writer chooses).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Appended {
+    Line(String),
+    Starts { starts: String },
+}
+
+/// One replacement of an edit: `from` in the fixture becomes `to` (or any
+/// of several acceptable texts).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Edit {
+    pub from: String,
+    pub to: OneOrMany<String>,
+}
+
+/// The values one line of a note holds together.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoteLine {
+    pub text: Option<OneOrMany<String>>,
+    pub number: Option<Scalar>,
+    pub time: Option<String>,
+    pub date: Option<String>,
+}
