@@ -16,7 +16,7 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The bounds on what one history read may cost.
 #[derive(Debug, Clone)]
@@ -353,6 +353,8 @@ struct Process {
     done: Option<mpsc::Sender<()>>,
     watchdog: Option<JoinHandle<bool>>,
     timeout: Duration,
+    /// When it was started: the deadline is `started + timeout`.
+    started: Instant,
     /// `git log`, for messages.
     label: String,
 }
@@ -411,6 +413,7 @@ impl Process {
             })),
             _ => None,
         };
+        let started = Instant::now();
         let child = Arc::new(Mutex::new(child));
         let (done, finished) = mpsc::channel::<()>();
         let watched = Arc::clone(&child);
@@ -429,6 +432,7 @@ impl Process {
             done: Some(done),
             watchdog: Some(watchdog),
             timeout,
+            started,
             label,
         })
     }
@@ -451,13 +455,16 @@ impl Process {
                 Err(e) => break Err(e),
             }
         };
+        // Past the deadline whether or not the watchdog was scheduled in time
+        // to kill it: a loaded machine must not let a late process through.
+        let late = self.started.elapsed() > self.timeout;
         drop(self.done.take());
-        let timed_out = self.watchdog.take().is_some_and(|w| w.join().unwrap_or(false));
+        let killed = self.watchdog.take().is_some_and(|w| w.join().unwrap_or(false));
         if let Some(stdin) = self.stdin.take() {
             let _ = stdin.join();
         }
         let stderr = self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
-        if timed_out {
+        if killed || late {
             return Err(Failure::TimedOut(self.timeout));
         }
         let status = status.map_err(|e| Failure::Io(format!("waiting for {}: {e}", self.label)))?;
@@ -574,6 +581,17 @@ mod tests {
         let outcome = read_output(process, 1024);
         assert!(matches!(outcome, Err(Failure::TimedOut(_))), "{:?}", outcome.err());
         assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    }
+
+    #[test]
+    fn a_process_that_ends_past_its_deadline_before_the_watchdog_acts_has_still_timed_out() {
+        // A zero deadline: the watchdog may not run before `true` exits, as
+        // on a loaded machine; the process is late all the same.
+        for _ in 0..20 {
+            let process = Process::start(Command::new("true"), None, Duration::ZERO, "true".into()).unwrap();
+            let outcome = read_output(process, 1024);
+            assert!(matches!(outcome, Err(Failure::TimedOut(_))), "{:?}", outcome.err());
+        }
     }
 
     #[test]
