@@ -654,16 +654,24 @@ fn cmd_report(path: &Path, baselines: &Path, json: bool) -> Result<ExitCode> {
     let stored = report::load_result(path)?;
     let derived = aggregate::rederive(&stored);
     let diffs = aggregate::differences(&stored, &derived);
+    // The model's baseline, unless this result is it.
+    let baseline = baselines.join(bless::baseline_file_name(&stored.provider, &stored.model));
+    let is_itself = baseline.canonicalize().ok().zip(path.canonicalize().ok()).is_some_and(|(a, b)| a == b);
+    let drift = if baseline.is_file() && !is_itself {
+        Some(report::drift::task_drift(&report::load_result(&baseline)?, &stored))
+    } else {
+        None
+    };
     if json {
-        print_json(&summary::ReportJson::of(&derived))?;
+        let mut report = summary::ReportJson::of(&derived);
+        report.against_baseline =
+            drift.map(|tasks| summary::AgainstBaseline { baseline: baseline.display().to_string(), tasks });
+        print_json(&report)?;
     } else {
         out!("{}", summary::render(&derived));
-        let baseline = baselines.join(bless::baseline_file_name(&stored.provider, &stored.model));
-        let is_itself = baseline.canonicalize().ok().zip(path.canonicalize().ok()).is_some_and(|(a, b)| a == b);
-        if baseline.is_file() && !is_itself {
-            let base = report::load_result(&baseline)?;
+        if let Some(drift) = drift {
             outln!("\nTasks against the baseline {}:", baseline.display());
-            for line in report::drift::task_drift(&base, &stored).to_string().lines() {
+            for line in drift.to_string().lines() {
                 outln!("  {line}");
             }
         }

@@ -394,6 +394,20 @@ fn compare_and_report_name_the_tasks_added_removed_and_edited_since_the_baseline
     let out = vaultbench(&["report", second.to_str().unwrap()], dir.path());
     let text = stdout(&out);
     assert!(text.contains("Tasks against the baseline") && text.contains("1 task (beta)"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&vaultbench(&["report", second.to_str().unwrap(), "--json"], dir.path()).stdout)
+            .unwrap();
+    let tasks = &json["against_baseline"]["tasks"];
+    assert_eq!(
+        (&tasks["added"], &tasks["removed"], &tasks["changed"]),
+        (&json!(["epsilon"]), &json!(["delta"]), &json!(["beta"]))
+    );
+    assert!(json["against_baseline"]["baseline"].as_str().unwrap().ends_with("reference-reference.json"));
+    // The baseline itself has nothing to be against.
+    let json: serde_json::Value =
+        serde_json::from_slice(&vaultbench(&["report", baseline.to_str().unwrap(), "--json"], dir.path()).stdout)
+            .unwrap();
+    assert!(json.get("against_baseline").is_none(), "{json}");
     // A fixture file edited changes every task that seeds from it.
     write(&evals, "fixtures/orchard/notes.md", "The apple harvest was 940 kg this quarter, and pears 12 kg.\n");
     let third = reference_sweep(dir.path());

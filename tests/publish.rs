@@ -1158,3 +1158,94 @@ fn sources_claiming_one_output_path_are_reported_and_every_baseline_has_its_page
         assert!(shown >= 1, "{model} has no page of its own: {pages:?}");
     }
 }
+
+/// Checks every URL of a built site: in its HTML pages and in the search
+/// index, each is a web or mail address, a fragment, or a relative path to a
+/// file the site has; none carries another scheme or leads to another host.
+fn assert_every_url_leads_somewhere(site: &Path) -> usize {
+    let mut checked = 0;
+    let mut check = |page: &Path, base: &Path, url: &str| {
+        let at = format!("{}: {url:?}", page.strip_prefix(site).unwrap().display());
+        let before_path_end = url.split(['/', '?', '#']).next().unwrap();
+        if before_path_end.contains(':') {
+            let scheme = before_path_end.split(':').next().unwrap().to_ascii_lowercase();
+            assert!(["http", "https", "mailto"].contains(&scheme.as_str()), "{at}: a {scheme}: URL");
+            return;
+        }
+        assert!(!url.starts_with("//"), "{at}: a URL to another host");
+        assert!(!url.chars().any(|c| c.is_control() || c == ' '), "{at}: not encoded");
+        let path = url.split(['#', '?']).next().unwrap();
+        if path.is_empty() {
+            return;
+        }
+        let target = match path.strip_prefix('/') {
+            Some(abs) => site.join(percent_decode(abs)),
+            None => base.join(percent_decode(path)),
+        };
+        let target = if path.ends_with('/') { target.join("index.html") } else { target };
+        assert!(target.is_file(), "{at} leads to nothing ({})", target.display());
+        checked += 1;
+    };
+    for entry in walkdir::WalkDir::new(site) {
+        let entry = entry.unwrap();
+        let page = entry.path();
+        if page.extension().is_some_and(|e| e == "html") {
+            for url in urls(&std::fs::read_to_string(page).unwrap()) {
+                check(page, page.parent().unwrap(), &url);
+            }
+        }
+    }
+    let index = std::fs::read_to_string(site.join("search-index.js")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(
+        index.trim().trim_start_matches(|c| c != '=').trim_start_matches('=').trim_end_matches(';'),
+    )
+    .unwrap();
+    for page in json["pages"].as_array().unwrap() {
+        check(&site.join("search-index.js"), site, page[1].as_str().unwrap());
+    }
+    checked
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+
+    /// Generated names for docs pages (in a subfolder or not), baseline
+    /// files and model ids, with every character a URL gives a meaning to:
+    /// the site builds, and every URL on it, in the pages and the search
+    /// index, is safe and leads to a file it has.
+    #[test]
+    fn generated_names_give_urls_that_are_safe_and_lead_somewhere(
+        pages in proptest::collection::vec(("[a-z]{0,2}", "(?:[a-zA-Z0-9:#?%&=;' \"<>\\t\\n()+!@$*,éß\u{202e}_-]|\\.){1,12}"), 1..5),
+        models in proptest::collection::vec("(?:[a-zA-Z0-9:#?%&=;' \"<>/()+!,é._-]){1,16}", 1..4),
+    ) {
+        let dir = project();
+        let docs = dir.path().join("docs");
+        std::fs::create_dir_all(&docs).unwrap();
+        std::fs::write(docs.join("index.md"), "# Home\n\nWelcome.\n").unwrap();
+        let mut written = Vec::new();
+        for (i, (folder, name)) in pages.iter().enumerate() {
+            let folder = if folder.is_empty() { docs.clone() } else { docs.join(folder) };
+            std::fs::create_dir_all(&folder).unwrap();
+            // A name the file system refuses is no page of the test.
+            if std::fs::write(folder.join(format!("{name}.md")), format!("# Page {i}\n\nText {i}.\n")).is_ok() {
+                written.push((format!("Page {i}"), name.clone()));
+            }
+        }
+        let baselines = dir.path().join("evals/baselines");
+        for (i, model) in models.iter().enumerate() {
+            let r = sample_result("openai", model, &[("t", &[i % 2 == 0])]);
+            let stem: String = model.chars().map(|c| if c == '/' { '_' } else { c }).collect();
+            write_result(&baselines.join(format!("{stem}-{i}.json")), &r);
+        }
+        let out = vaultbench(&["publish", "--docs", "docs", "--out", "site"], dir.path());
+        proptest::prop_assert!(out.status.success(), "{}", stderr(&out));
+        let site = dir.path().join("site");
+        let checked = assert_every_url_leads_somewhere(&site);
+        proptest::prop_assert!(checked > 10, "only {checked} URLs");
+        // Every page was published (a name that begins with a dot is hidden).
+        let index = std::fs::read_to_string(site.join("search-index.js")).unwrap();
+        for (title, name) in &written {
+            proptest::prop_assert!(name.starts_with('.') || index.contains(&format!("[\"{title}\"")), "{title} ({name:?}) is not in the index");
+        }
+    }
+}

@@ -133,7 +133,7 @@ mod tests {
         let Matcher::Regex { value, flags } = &c.output_matchers[1] else { panic!() };
         let detail = MatcherDetail::Regex { value: value.clone(), flags: flags.clone(), verdict: false, error: None };
         let words = e.detail(&detail);
-        assert_eq!(words, "the line \"Toll: ...\" gives no other number (a second value there is a hedge)");
+        assert_eq!(words, "the first line \"Toll: ...\" gives no other number (a second value there is a hedge)");
         assert!(!words.contains('\\'));
         assert_eq!(e.assertion(&c.vault_assertions[0]), "nothing in the vault changed and no file was added");
         assert_eq!(e.matcher(&c.output_matchers[0]), "the answer has a line \"Toll: ...\" giving 9");

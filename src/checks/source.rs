@@ -98,6 +98,19 @@ pub struct Line {
     /// Several texts, every one on the line (each may list spellings).
     #[serde(default)]
     pub texts: Vec<OneOrMany<String>>,
+    /// A person's name, given names first (or several spellings of it):
+    /// also found with an initial, surname first or by the surname alone,
+    /// and the line's `others` are then names, found by any of their parts.
+    pub name: Option<OneOrMany<String>>,
+    /// Several names, every one on the line.
+    #[serde(default)]
+    pub names: Vec<OneOrMany<String>>,
+    /// A keyword (or any of several), found in any inflection (`fog`,
+    /// `foggy`); the line's `others` are then keywords too.
+    pub word: Option<OneOrMany<String>>,
+    /// Several keywords, every one on the line (each may list alternatives).
+    #[serde(default)]
+    pub words: Vec<OneOrMany<String>>,
     pub number: Option<Scalar>,
     #[serde(default)]
     pub numbers: Vec<Scalar>,
@@ -115,7 +128,7 @@ pub struct Line {
     #[serde(default)]
     pub others: Vec<String>,
     /// The right answer is that the notes do not give it: the line says so
-    /// and holds no value of this kind.
+    /// in words and holds no value of this kind and no number.
     pub not_given: Option<NotGiven>,
 }
 
@@ -124,6 +137,8 @@ pub struct Line {
 #[serde(deny_unknown_fields)]
 pub struct Value {
     pub text: Option<OneOrMany<String>>,
+    /// A keyword (or any of several), in any inflection.
+    pub word: Option<OneOrMany<String>>,
     pub number: Option<Scalar>,
     pub time: Option<String>,
     pub date: Option<String>,
@@ -232,6 +247,11 @@ pub struct Edit {
 #[serde(deny_unknown_fields)]
 pub struct NoteLine {
     pub text: Option<OneOrMany<String>>,
+    /// Several texts, on the line in this order.
+    #[serde(default)]
+    pub texts: Vec<String>,
+    /// A keyword (or any of several), in any inflection.
+    pub word: Option<OneOrMany<String>>,
     pub number: Option<Scalar>,
     pub time: Option<String>,
     pub date: Option<String>,

@@ -2,21 +2,37 @@
 //! here, once. Each function turns a value as a maintainer writes it in a
 //! check source (`1095`, `26.5`, `07:10`, `2031-02-03`, `Penrose-Adair`)
 //! into a JavaScript regular expression (for the `i` flag) that finds it in
-//! any usual spelling, and [`candidates`] into one that finds any value of
-//! the same kind: what an answer line may not hold besides the right one.
+//! any usual spelling, and [`candidates`] into the patterns that find any
+//! value of the same kind: what an answer line may not hold besides the
+//! right one.
 //!
 //! - numbers: thousands separated by a comma, a space, a no-break or thin
 //!   space (`1,095`, `1 095`), a decimal point or comma (`26.5`, `26,50`),
-//!   trailing zeros (`9.00`), words (`nine`, `one thousand and ninety-five`);
+//!   no leading zero (`.4098`), trailing zeros (`9.00`), a vulgar fraction
+//!   (`26½`, `3¼`), words (`nine`, `one thousand and ninety-five`,
+//!   `twenty-six and a half`);
+//! - units: a unit names its family, and every spelling of the family
+//!   counts, singular or plural: `min` is also `mins`, `minute` and `35m`;
+//!   `km` is also `kilometre` and `kilometer`; `kg` is also `kilo`,
+//!   `kilogram` and `kilogramme` ([`UNIT_FAMILIES`]);
 //! - times: `07:10`, `7.10`, `7h10`, `0710`, `7:10 am`, `7.10am`, `19:30` as
-//!   `7:30 pm`, `noon`, `ten past seven`, `half past seven`;
-//! - dates: ISO `2031-02-03`, `3 February 2031`, `3rd of Feb`, `February 3rd,
-//!   2031`, `03/02/2031` (day first); a year, when written, must be the right
-//!   one;
+//!   `7:30 pm` or `7.30 in the evening`, `noon`, `ten past seven`, `half
+//!   past seven`;
+//! - dates: ISO `2031-02-03`, `3 February 2031`, `3rd of Feb`, `February
+//!   3rd, 2031`, `03-Feb-2031`, `03/02/2031` and `03.02.2031` (day first); a
+//!   year, when written, must be the right one;
 //! - text: any case, any Unicode hyphen or dash for `-` (U+2010..U+2015,
-//!   U+2212), typographic apostrophes and quotes, any run of white space, an
-//!   optional full stop after an abbreviation (`Fl.`), an optional space
-//!   between a letter and a digit (`FV1`, `FV 1`, `15s`, `15 s`).
+//!   U+2212), typographic apostrophes and quotes, a letter with or without
+//!   its accent (`Sève`, `Seve`), any run of white space, an optional full
+//!   stop after an abbreviation (`Fl.`), an optional space between a letter
+//!   and a digit (`FV1`, `FV 1`, `15s`, `15 s`); a text of digits (a phone
+//!   number, `01632 960418`) in any grouping or bracketing of its digits
+//!   (`(01632) 960418`, `01632 960 418`);
+//! - names ([`name`]): `Odile Brannigan-Sève` also as `O. Brannigan-Sève`,
+//!   `Brannigan-Sève, Odile` and `Brannigan-Sève`, except a short form
+//!   another candidate on the line shares;
+//! - words ([`word`]): a keyword in any inflection (`fog`, `foggy`, `fogs`;
+//!   `accession register`, `accessions register`).
 //!
 //! Markdown emphasis and list or table layout belong to answer lines
 //! (`compile`), not to values.
@@ -57,6 +73,14 @@ impl Kind {
         }
     }
 }
+
+/// Words a writer puts between two values it offers, or between a value and
+/// its condition ("16 M, or 18 if the newsletter is right"): a number next
+/// to one of them is offered as a value of its own.
+const CONNECTIVES: &str = "or|and|if|to|but|than|for|fewer|more|less|maybe|perhaps";
+/// The connectives that offer the number after them ("or 18"); "for 1
+/// handcart" names what the value is for.
+const CONNECTIVES_BEFORE: &str = "or|and|if|to|but|than|maybe|perhaps";
 
 // ---------------------------------------------------------------- numbers
 
@@ -200,27 +224,59 @@ fn grouped_digits(whole: &str) -> String {
     out
 }
 
+/// The vulgar fraction for a decimal part, with its words: `.5` is `½`, "a half".
+fn vulgar(fraction: &str) -> Option<(&'static str, &'static str)> {
+    match fraction {
+        "5" => Some((r"\u00bd", "a half")),
+        "25" => Some((r"\u00bc", "a quarter")),
+        "75" => Some((r"\u00be", "three quarters")),
+        _ => None,
+    }
+}
+
 /// A number in any usual spelling (see the module documentation).
 pub fn number(n: &Number) -> String {
+    match number_words(n) {
+        Some(w) => format!("(?:{}|{w})", number_digits(n)),
+        None => number_digits(n),
+    }
+}
+
+/// A number in digits: separators, a decimal point or comma, a vulgar
+/// fraction.
+pub fn number_digits(n: &Number) -> String {
     let whole = grouped_digits(&n.whole);
-    let digits = if n.fraction.is_empty() {
-        format!(r"{whole}(?:\.0+)?")
+    let mut forms = Vec::new();
+    if n.fraction.is_empty() {
+        forms.push(format!(r"{whole}(?:\.0+)?{NUMBER_END}"));
     } else {
         // A decimal comma takes one or two digits: `26,5`, `38,50`; three
         // would read as thousands (`26,500`).
         let comma = match n.fraction.len() {
-            1 => format!("|,{}0?", n.fraction),
-            2 => format!("|,{}", n.fraction),
+            1 => format!("|{whole},{}0?", n.fraction),
+            2 => format!("|{whole},{}", n.fraction),
             _ => String::new(),
         };
-        format!(r"{whole}(?:\.{}0*{comma})", n.fraction)
-    };
-    let mut out = format!("{NUMBER_START}(?:{digits}{NUMBER_END}");
-    if let Some(w) = n.integer().and_then(words) {
-        let _ = write!(out, r"|\b{w}\b");
+        // Below one, the leading zero may go: `.4098`.
+        let point_whole = if n.whole == "0" { "0?" } else { whole.as_str() };
+        forms.push(format!(r"(?:{point_whole}\.{}0*{comma}){NUMBER_END}", n.fraction));
+        if let Some((sign, _)) = vulgar(&n.fraction) {
+            let before = if n.whole == "0" { String::new() } else { format!(r"{whole}\s?") };
+            forms.push(format!("{before}{sign}"));
+        }
     }
-    out.push(')');
-    out
+    format!("{NUMBER_START}(?:{})", forms.join("|"))
+}
+
+/// A number in words (`one thousand and ninety-five`, `twenty-six and a
+/// half`), where it has words.
+pub fn number_words(n: &Number) -> Option<String> {
+    let whole = n.whole.parse().ok().and_then(words)?;
+    match vulgar(&n.fraction) {
+        _ if n.fraction.is_empty() => Some(format!(r"\b{whole}\b")),
+        Some((_, part)) => Some(format!(r"\b{whole} and {part}\b")),
+        None => None,
+    }
 }
 
 /// A number of its own, not a part of a date (`12` in `2031-10-12` or
@@ -229,32 +285,154 @@ pub fn number(n: &Number) -> String {
 pub fn number_alone(n: &Number) -> String {
     let month = any_month();
     format!(
-        r"(?<!{month}\s{{1,3}}|\d{{4}}-(?:\d\d-)?|\d[:h])(?!\d\d?{ORDINAL}(?: of)?\s+{month}|\d\d?[:h]\d\d){}",
+        r"(?<!{month}[\s{DASHES}]{{1,3}}|\d{{4}}-(?:\d\d-)?|\d[:h])(?!\d\d?{ORDINAL}(?: of)?[\s{DASHES}]+{month}|\d\d?[:h]\d\d){}",
         number(n)
     )
 }
 
-/// Units after a number (`min`, `kg`): each as written or plural.
-pub fn units(units: &[String]) -> String {
-    let list: Vec<String> = units.iter().map(|u| format!("{}s?", text_body(u))).collect();
-    format!(r"\s*[{DASHES}]?\s*(?:{})(?![a-z])", list.join("|"))
+/// A number stated anywhere, or inside a range written between two other
+/// numbers of the same list (`122 to 127 except 124` states 123, 125 and
+/// 126 when 122 and 127 are in the list), unless the range excepts it.
+pub fn number_stated(n: &Number, list: &[Number]) -> String {
+    let alone = number_alone(n);
+    let Some(value) = n.integer() else { return alone };
+    let ints: Vec<u64> = list.iter().filter_map(Number::integer).collect();
+    let below: Vec<String> = ints.iter().filter(|m| **m < value).map(u64::to_string).collect();
+    let above: Vec<String> = ints.iter().filter(|m| **m > value).map(u64::to_string).collect();
+    if below.is_empty() || above.is_empty() {
+        return alone;
+    }
+    format!(
+        r"(?:{alone}|(?<![\w.,])(?:{})\s*(?:to|through|[{DASHES}])\s*(?:{})(?!\d)(?![^\n.;]{{0,40}}\b(?:except|excluding|but not|bar|without)\b[^\n.;]{{0,30}}(?<!\d){value}(?!\d)))",
+        below.join("|"),
+        above.join("|")
+    )
 }
 
-/// Any number: digits (a year only when `years`) or a number word other than
-/// "one" (a pronoun as often as a number).
+/// Units that name the same thing: a source names one, and every spelling
+/// of its family counts (singular or plural). A unit of no family is taken
+/// as written.
+pub const UNIT_FAMILIES: &[&[&str]] = &[
+    &["m", "metre", "meter"],
+    &["min", "minute", "mn", "m"],
+    &["h", "hr", "hour"],
+    &["s", "sec", "second"],
+    &["km", "kilometre", "kilometer"],
+    &["kg", "kilo", "kilogram", "kilogramme"],
+    &["l", "litre", "liter", "ltr"],
+    &["M", "NM", "nmi", "nautical mile", "sea mile", "mile"],
+    &["°C", "° C", "degree", "degree Celsius", "C", "Celsius"],
+    &["tally"],
+];
+
+/// The spellings of one unit a source names: its family's, or itself.
+fn unit_spellings(unit: &str) -> Vec<String> {
+    let u = unit.trim();
+    let singular = |s: &str| {
+        let lower = s.to_lowercase();
+        let stem = lower.strip_suffix("ies").map(|s| format!("{s}y"));
+        stem.or_else(|| lower.strip_suffix('s').filter(|s| s.len() > 1).map(str::to_string)).unwrap_or(lower)
+    };
+    // A family is named by its first spelling or by any spelling as written
+    // (case and all: `M` is the nautical mile, `m` the minute's first family).
+    let family = UNIT_FAMILIES
+        .iter()
+        .find(|f| f.contains(&u))
+        .or_else(|| UNIT_FAMILIES.iter().find(|f| f.iter().any(|s| s.len() > 2 && singular(s) == singular(u))));
+    match family {
+        Some(f) => f.iter().map(|s| s.to_string()).collect(),
+        None => vec![u.to_string()],
+    }
+}
+
+/// Units after a number (`min`, `kg`): every spelling of each, singular or
+/// plural.
+pub fn units(units: &[String]) -> String {
+    let mut list: Vec<String> = Vec::new();
+    for u in units {
+        for s in unit_spellings(u) {
+            let body = text_body(&s);
+            let plural = match s.strip_suffix('y') {
+                Some(stem) if s.len() > 2 => format!("(?:{}ies|{body})", text_body(stem)),
+                _ if s.ends_with(char::is_alphabetic) => format!("{body}s?"),
+                _ => body,
+            };
+            if !list.contains(&plural) {
+                list.push(plural);
+            }
+        }
+    }
+    format!(r"[\s{DASHES}]{{0,3}}(?:{})(?![a-z])", list.join("|"))
+}
+
+/// A number with the units a line names: with one of them, or with no word
+/// after it (`Crossing: 35` is 35 minutes); never with a word the units do
+/// not name (`35 hours`).
+pub fn with_units(number: &str, units: &str) -> String {
+    format!(r"{number}(?:{units}|(?!\s*[{DASHES}]?\s*[a-z\u00c0-\u024f]))")
+}
+
+/// Any number: digits, a decimal without its leading zero, a vulgar
+/// fraction, or a number word. "one" counts where it is offered as a number
+/// (after a connective, "or one"; before "fewer" or "more"), not as a
+/// pronoun ("the notes don't give one"). What only looks like a number
+/// (a year, a date's day, a time) is read first, as one of [`not_numbers`].
 ///
-/// A number that is part of a date (`1 January`, `Oct 9`, `2031-10-09`) or
-/// a time (`07:10`) is not a number of its own.
-fn any_number(years: bool) -> String {
-    let month = any_month();
-    // Not a year, nor the day of a date, nor the hour of a time ...
-    let year = if years { "" } else { r"(?:19|20)\d\d(?!\d|[.,]\d)|" };
-    let not_part = format!(r"(?!{year}\d\d?{ORDINAL}(?: of)?\s+{month}|\d\d?[:h]\d\d|\d{{4}}-)");
-    // ... nor what follows a month, an ISO year or an hour.
-    let not_after = format!(r"(?<![\w.,]|{month}\s{{1,3}}|\d{{4}}-(?:\d\d-)?|\d[:h])");
-    // Every number word but "one": two..nineteen, the tens, hundred, thousand.
-    let words = r"(?:(?:twen|thir|for|four|fif|six|seven|eigh|nine)(?:ty|teen)|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|hundred|thousand)";
-    format!(r"(?:{not_after}{not_part}\d+(?:{GROUP}\d{{3}})*(?:[.,]\d+)?{NUMBER_END}|\b{words}\b)")
+/// With `units`, a number counts when it carries one of them, or when it
+/// is offered on its own: next to a connective ("or 18 if ...") or ending a
+/// clause. One followed by another word names something else ("for 1
+/// handcart", "Fl(2)") and does not count. The result is several patterns
+/// (any of them is a number), for the compiler to pack into matchers.
+fn any_number(units: Option<&str>) -> Vec<Candidate> {
+    // (Greedy: no digit can follow.)
+    let digits = format!(r"(?<![\w.,])(?:\d+(?:{GROUP}\d{{3}})*(?:[.,]\d+)?|\.\d+)[\u00bc-\u00be]?");
+    let words = [
+        r"\b(?:twen|thir|for|four|fif|six|seven|eigh|nine)(?:ty|teen)\b",
+        r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|hundred|thousand)\b",
+    ];
+    let offered_one = r"(?<=\b(?:or|and|to|than|maybe|perhaps)\s+)one\b|\bone(?=\s+(?:fewer|more|less)\b)";
+    let mut out = Vec::new();
+    match units {
+        None => {
+            out.push(Candidate::digits(digits));
+            out.extend(words.map(Candidate::words));
+        }
+        Some(u) => {
+            let before = format!(r"(?<=\b(?:{CONNECTIVES_BEFORE})\s+)");
+            let after = format!(r"(?=\s*(?:[,;.!?\n]|$)|\s+(?:{CONNECTIVES})\b)");
+            out.push(Candidate::digits(format!("{digits}{u}")));
+            out.push(Candidate::digits(format!("{before}{digits}")));
+            out.push(Candidate::digits(format!("{digits}{after}")));
+            out.push(Candidate::words(format!(r"\bone\b{u}")));
+            for w in words {
+                out.push(Candidate::words(format!("{w}{u}")));
+                out.push(Candidate::words(format!("{before}{w}")));
+                out.push(Candidate::words(format!("{w}{after}")));
+            }
+        }
+    }
+    out.push(Candidate::words(offered_one));
+    out
+}
+
+/// What a value on a number line is for, read as not a number of its own:
+/// "9 tallies for 1 handcart", "3 per 2 crossings" (a number after `for` or
+/// `per` that a word follows).
+pub fn quantity_for() -> String {
+    r"\b(?:for|per)\s+\d+(?=\s+[^\W\d_])".to_string()
+}
+
+/// What is read before numbers on a number line, as not a number of its
+/// own: a date's day and year (`1 January`, `Oct 9`, `2031-10-09`, `1
+/// Sleetmonth`), a time (`07:10`), a ratio (`24/7`), and a year (1900 to
+/// 2099) unless `years`.
+pub fn not_numbers(years: bool) -> String {
+    // Month names by their first letters; a dot or dash is a separator.
+    let month = r"(?:(?:jan|feb|ma[ry]|apr|ju[nl]|aug|sep|oct|nov|dec)[a-z]*|[a-z]+month\b)";
+    let year = if years { "" } else { r"|(?<![\w.,])(?:19|20)\d\d(?!\d|[.,]\d)" };
+    format!(
+        r"\b{month}[^\w\n]{{1,3}}\d\d?(?:st|nd|rd|th)?(?!\d)|(?<![\w.,])\d\d?{ORDINAL}(?: of)?[^\w\n]{{1,3}}{month}|\d{{4}}-\d\d(?:-\d\d)?|\d\d?[:h]\d\d|\d+/\d+{year}"
+    )
 }
 
 // ---------------------------------------------------------------- times
@@ -284,8 +462,10 @@ impl Time {
 
 const HOUR_WORDS: [&str; 13] =
     ["twelve", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
-const PM: &str = r"\s*(?:pm\b|p\.m\.)";
-const AM: &str = r"\s*(?:am\b|a\.m\.)";
+/// After an hour: the afternoon or evening half of the day.
+const PM: &str = r"\s*(?:pm\b|p\.m\.|in the (?:afternoon|evening)\b|at night\b|tonight\b)";
+/// After an hour: the morning half of the day.
+const AM: &str = r"\s*(?:am\b|a\.m\.|in the morning\b)";
 
 /// A time in any usual spelling.
 pub fn time(t: Time) -> String {
@@ -301,7 +481,7 @@ pub fn time(t: Time) -> String {
     } else {
         forms.push(format!(r"{h}[:.h]?{mm}(?!\d|{other_half})"));
     }
-    // 12-hour: 7:10 am, 7.30pm, 7 pm.
+    // 12-hour: 7:10 am, 7.30pm, 7 pm, 7.30 in the evening.
     let h12 = if h % 12 == 0 { 12 } else { h % 12 };
     let suffix = if h >= 12 { PM } else { AM };
     if m == 0 {
@@ -316,7 +496,7 @@ pub fn time(t: Time) -> String {
     match (h, m) {
         (12, 0) => spoken.push("(?:12 )?(?:noon|midday)".to_string()),
         (0, 0) => spoken.push("midnight".to_string()),
-        (_, 0) => spoken.push(format!("{} o['\u{2019}]clock", hour_word(h))),
+        (_, 0) => spoken.push(format!("{} (?:o['\u{2019}]clock|{})", hour_word(h), &suffix[3..])),
         _ => {}
     }
     let past = |words: &str| format!("{words} past {}", hour_word(h));
@@ -341,12 +521,24 @@ pub fn time(t: Time) -> String {
     format!("(?:{out})")
 }
 
-/// Any time of day.
-fn any_time() -> String {
+/// Any time of day: clock digits, an hour with its half of the day (`2 pm`,
+/// `two in the afternoon`), words (`noon`, `ten to seven`, `eight
+/// o'clock`), and a bare hour where a time is offered ("or 2", "at 14").
+fn any_time() -> Vec<String> {
     let hours = HOUR_WORDS[1..].join("|");
-    format!(
-        r"(?:(?<![\w:.])(?:(?:[01]?\d|2[0-3])[:.h][0-5]\d(?!\d)|(?:1[0-2]|0?[1-9])(?:[:.][0-5]\d)?\s*(?:[ap]m\b|[ap]\.m\.))|\b(?:noon|midday|midnight|(?:(?:a )?quarter|half|five|ten|twenty|twenty[{DASHES} ]five) (?:past|to) (?:{hours})|(?:{hours}) o['\u{{2019}}]clock)\b)"
-    )
+    let half = r"\s*(?:[ap]m\b|[ap]\.m\.|in the (?:morning|afternoon|evening)\b|at night\b)";
+    let month = any_month();
+    vec![
+        r"(?<![\w:.])(?:[01]?\d|2[0-3])[:.h][0-5]\d(?!\d)".to_string(),
+        format!(r"(?<![\w:.])(?:1[0-2]|0?[1-9])(?:[:.][0-5]\d)?{half}"),
+        format!(r"\b(?:{hours}){half}"),
+        format!(
+            r"\b(?:noon|midday|midnight|(?:(?:a )?quarter|half|five|ten|twenty|twenty[{DASHES} ]five) (?:past|to) (?:{hours})|(?:{hours}) o['\u2019]clock)\b"
+        ),
+        format!(
+            r"(?<=\b(?:at|or|from|until|till|by|before|after|around|about)\s+)(?:[01]?\d|2[0-4]|{hours})(?![\w:.,]|\s*(?:{month}|%|°|min|minutes?|hours?|hrs?|h\b|days?|weeks?|months?|years?))"
+        ),
+    ]
 }
 
 // ---------------------------------------------------------------- dates
@@ -416,11 +608,11 @@ fn month_name(month: u32) -> String {
     format!(r"{abbr}{tail}\b\.?")
 }
 
-/// Any month's name.
-/// Any month's name (by its first three letters: short, where a day number
-/// beside it already says it is a date).
+/// Any month's name, by its first three letters (short, where a day number
+/// beside it already says it is a date), or a month of the vaults' own
+/// calendar (`Sleetmonth`, `Seedmonth`).
 fn any_month() -> String {
-    r"(?:jan|feb|ma[ry]|apr|ju[nl]|aug|sep|oct|nov|dec)[a-z]*\.?".to_string()
+    r"(?:(?:jan|feb|ma[ry]|apr|ju[nl]|aug|sep|oct|nov|dec)[a-z]*\.?|[a-z]+month\b)".to_string()
 }
 
 const ORDINAL: &str = r"(?:st|nd|rd|th)?";
@@ -432,30 +624,66 @@ pub fn date(d: Date) -> String {
     let (y, m, day) = (d.year, d.month, d.day);
     let month = month_name(m);
     // After a day and month: the right year, or none at all.
-    let year = format!(r"(?:,?\s+{y}\b|(?!,?\s+\d{{4}}\b|/))");
+    let year = format!(r"(?:,?[\s{DASHES}]+{y}\b|(?!,?[\s{DASHES}]+\d{{4}}\b|/))");
+    let yy = y % 100;
     let forms = [
         format!(r"{y}-{m:02}-{day:02}\b"),
-        format!(r"(?:0?{day}{ORDINAL}(?:\s+of)?\s+{month}|{month}\s+0?{day}{ORDINAL}\b){year}"),
-        format!(r"0?{day}/0?{m}(?:/(?:{y}|{yy:02})\b|(?![/\d]))", yy = y % 100),
+        format!(r"(?:0?{day}{ORDINAL}(?:\s+of)?[\s{DASHES}]+{month}|{month}\s+0?{day}{ORDINAL}\b){year}"),
+        format!(r"0?{day}/0?{m}(?:/(?:{y}|{yy:02})\b|(?![/\d]))"),
+        format!(r"0?{day}\.0?{m}\.(?:{y}|{yy:02})\b"),
         // A bare ordinal ("on the 9th") where the month goes without saying;
         // one followed by a month is that month's.
         format!(r"0?{day}(?:st|nd|rd|th)\b(?!(?:\s+of)?\s+{any})", any = any_month()),
     ];
-    format!(r"(?<![\w/-])(?:{})", forms.join("|"))
+    format!(r"(?<![\w/.-])(?:{})", forms.join("|"))
 }
 
-/// Any date.
-fn any_date() -> String {
+/// Any date: ISO, day and month or month and day, numeric, or a bare
+/// ordinal day.
+fn any_date() -> Vec<String> {
     let month = any_month();
-    format!(
-        r"(?<![\w/-])(?:\d{{4}}-\d{{2}}-\d{{2}}\b|\d{{1,2}}{ORDINAL}(?:\s+of)?\s+{month}|{month}\s+\d{{1,2}}{ORDINAL}\b|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?\b|\d{{1,2}}(?:st|nd|rd|th)\b)"
-    )
+    let start = r"(?<![\w/.-])";
+    vec![
+        format!(r"{start}\d{{4}}-\d{{2}}-\d{{2}}\b"),
+        format!(r"{start}\d{{1,2}}{ORDINAL}(?:\s+of)?[\s{DASHES}]+{month}"),
+        format!(r"\b{month}\s+\d{{1,2}}{ORDINAL}\b"),
+        format!(r"{start}\d{{1,2}}(?:/\d{{1,2}}(?:/\d{{2,4}})?|\.\d{{1,2}}\.\d{{2,4}})\b"),
+        format!(r"{start}\d{{1,2}}(?:st|nd|rd|th)\b"),
+    ]
 }
 
 // ---------------------------------------------------------------- text
 
+/// The letter without its accent, for the letters of Western European names.
+fn unaccented(c: char) -> Option<char> {
+    const FROM: &str = "àáâãäåçèéêëìíîïñòóôõöøùúûüýÿ";
+    const TO: &str = "aaaaaaceeeeiiiinoooooouuuuyy";
+    let lower = c.to_lowercase().next()?;
+    FROM.chars().position(|f| f == lower).and_then(|i| TO.chars().nth(i))
+}
+
+/// A text of digits (a phone number, a code like `0412`): digits with
+/// spaces, dashes, dots or brackets between them, and at least four digits.
+fn is_digit_string(value: &str) -> bool {
+    let digits = value.chars().filter(char::is_ascii_digit).count();
+    digits >= 4
+        && value.chars().all(|c| {
+            c.is_ascii_digit()
+                || c.is_whitespace()
+                || "().+".contains(c)
+                || c == '-'
+                || ('\u{2010}'..='\u{2015}').contains(&c)
+                || c == '\u{2212}'
+        })
+}
+
 /// The inside of a text pattern, without boundaries.
 fn text_body(value: &str) -> String {
+    if is_digit_string(value) {
+        // Its digits in order, grouped and bracketed any way.
+        let digits: Vec<String> = value.chars().filter(char::is_ascii_digit).map(String::from).collect();
+        return digits.join(r"[^\w\n]{0,3}");
+    }
     let chars: Vec<char> = value.trim().chars().collect();
     let mut out = String::new();
     let is_dash = |c: char| c == '-' || ('\u{2010}'..='\u{2015}').contains(&c) || c == '\u{2212}';
@@ -493,7 +721,12 @@ fn text_body(value: &str) -> String {
             {
                 out.push_str(" ?");
             }
-            out.push_str(&escape(&c.to_string()));
+            match unaccented(c) {
+                Some(base) => {
+                    let _ = write!(out, "[{c}{base}]");
+                }
+                None => out.push_str(&escape(&c.to_string())),
+            }
             // An abbreviation may take a full stop the value does not write: `Fl.(2) W.`
             if c.is_alphabetic() && chars.get(i + 1).is_some_and(|n| n.is_whitespace() || "()[]/".contains(*n)) {
                 out.push_str(r"\.?");
@@ -515,27 +748,178 @@ pub fn text(value: &str) -> String {
 
 /// Any of several spellings of a text.
 pub fn any_text(values: &[String]) -> String {
-    match values {
-        [one] => text(one),
-        _ => format!("(?:{})", values.iter().map(|v| text(v)).collect::<Vec<_>>().join("|")),
+    alternatives(values.iter().map(|v| text(v)).collect())
+}
+
+fn alternatives(mut patterns: Vec<String>) -> String {
+    patterns.dedup();
+    match patterns.len() {
+        1 => patterns.remove(0),
+        _ => format!("(?:{})", patterns.join("|")),
     }
+}
+
+// ---------------------------------------------------------------- names
+
+/// A person's name as a source writes it, given names first: `Odile
+/// Brannigan-Sève`, or a surname alone (`Okafor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Name {
+    pub given: Vec<String>,
+    pub surname: String,
+}
+
+impl Name {
+    pub fn parse(value: &str) -> Result<Name, String> {
+        let mut parts: Vec<String> = value.split_whitespace().map(str::to_string).collect();
+        let Some(surname) = parts.pop() else { return Err("an empty name".into()) };
+        if !value.chars().any(char::is_alphabetic) || value.chars().any(|c| c.is_ascii_digit()) {
+            return Err(format!("`{value}` is not a person's name (letters, given names first)"));
+        }
+        Ok(Name { given: parts, surname })
+    }
+
+    pub fn display(&self) -> String {
+        let mut parts = self.given.clone();
+        parts.push(self.surname.clone());
+        parts.join(" ")
+    }
+
+    fn initial(&self) -> Option<char> {
+        self.given.first().and_then(|g| g.chars().next())
+    }
+
+    fn same(a: &str, b: &str) -> bool {
+        let fold = |s: &str| s.chars().map(|c| unaccented(c).unwrap_or(c).to_ascii_lowercase()).collect::<String>();
+        fold(a) == fold(b)
+    }
+
+    /// The parts that name the person alone: given names and surname.
+    fn parts(&self) -> Vec<&String> {
+        self.given.iter().chain(std::iter::once(&self.surname)).collect()
+    }
+}
+
+/// A text that ends where the name ends: not followed by a letter, nor by a
+/// hyphen and a letter (`Dace Whitlock` is not `Dace Whitlock-Amari`).
+fn name_text(value: &str) -> String {
+    format!(r"(?<![\w]){}(?![\w]|[{DASHES}][^\W\d_])", text_body(value))
+}
+
+/// A person's name in its usual spellings: in full, with the first given
+/// name as an initial (`O. Brannigan-Sève`), surname first (`Brannigan-Sève,
+/// Odile`, `Brannigan-Sève, O.`) and the surname alone. A short form that
+/// another candidate of the line shares (the surname of `Oda Frensham`
+/// beside `Odile Frensham`) is left out: it would not say which is meant.
+pub fn name(n: &Name, others: &[Name]) -> String {
+    let Some(initial) = n.initial() else { return name_text(&n.display()) };
+    let shares_surname = others.iter().any(|o| Name::same(&o.surname, &n.surname));
+    let shares_initial = others.iter().any(|o| {
+        Name::same(&o.surname, &n.surname)
+            && o.initial().map(|c| c.to_ascii_lowercase()) == Some(initial.to_ascii_lowercase())
+    });
+    let surname = text_body(&n.surname);
+    let given = text_body(&n.given.join(" "));
+    let initial = escape(&initial.to_string());
+    // Each part is written once (a name's spelling is long: accents,
+    // dashes), the forms told apart by what comes before and after it.
+    let (first, after) = if shares_initial {
+        (given.clone(), format!(r",\s*{given}(?![\w])"))
+    } else {
+        (format!(r"(?:{given}(?![\w])|{initial}\.?)"), format!(r",\s*(?:{given}(?![\w])|{initial}\b\.?)"))
+    };
+    let end = format!(r"(?![\w]|[{DASHES}][^\W\d_])");
+    if shares_surname {
+        format!(r"(?<![\w])(?:{first}\s*{surname}{end}|{surname}{after})")
+    } else {
+        format!(r"(?<![\w])(?:{first}\s*)?{surname}(?:{after}|{end})")
+    }
+}
+
+/// What finds another candidate's name on a line: any of its parts (the
+/// surname alone, a given name alone) that none of the line's own names
+/// has.
+pub fn name_parts(other: &Name, own: &[Name]) -> Vec<String> {
+    let shared = |part: &str| own.iter().any(|n| n.parts().iter().any(|p| Name::same(p, part)));
+    let parts: Vec<String> =
+        other.parts().into_iter().filter(|p| p.chars().count() > 1 && !shared(p)).map(|p| name_text(p)).collect();
+    if parts.is_empty() { vec![name_text(&other.display())] } else { parts }
+}
+
+// ---------------------------------------------------------------- words
+
+/// One word in its inflections: `fog`, `fogs`, `foggy`, `fogged`;
+/// `practise`, `practising`; `accession`, `accessions`.
+fn inflected(word: &str) -> String {
+    let w = word.to_lowercase();
+    let chars: Vec<char> = w.chars().collect();
+    if chars.len() < 3 || !chars.iter().all(|c| c.is_ascii_alphabetic()) {
+        return text_body(word);
+    }
+    let vowel = |c: char| "aeiou".contains(c);
+    let n = chars.len();
+    let mut forms = vec![format!("{w}(?:s|es|ed|d|ing|y|ier|iest|er|ers|est|ly)?")];
+    let stem: String = chars[..n - 1].iter().collect();
+    let last = chars[n - 1];
+    if last == 'e' {
+        forms.push(format!("{stem}(?:ing|ed|es|er|ers|y)"));
+    }
+    if last == 'y' && !vowel(chars[n - 2]) {
+        forms.push(format!("{stem}i(?:es|ed|er|ers|est|ly)"));
+    }
+    // A short vowel before a final consonant doubles it: fog, foggy.
+    if !vowel(last) && !"wxy".contains(last) && vowel(chars[n - 2]) && (n < 3 || !vowel(chars[n - 3])) {
+        forms.push(format!("{w}{last}(?:y|ed|ing|er|ers|ier|iest)"));
+    }
+    alternatives(forms)
+}
+
+/// A keyword or a phrase of them, each word in any inflection, as a text
+/// otherwise (`fog` finds `foggy` and `fog-horn`; `accession register`
+/// finds `accessions register`).
+pub fn word(value: &str) -> String {
+    let body: Vec<String> = value.split_whitespace().map(inflected).collect();
+    format!(r"(?<![\w]){}(?![\w])", body.join(r"\s+"))
+}
+
+/// Any of several keywords.
+pub fn any_word(values: &[String]) -> String {
+    alternatives(values.iter().map(|v| word(v)).collect())
 }
 
 // ---------------------------------------------------------------- candidates
 
-/// Any value of `kind` (for text, any of `others`); `None` when nothing of
-/// the kind can be recognised. A number line does not count years as numbers
-/// unless `years`; with `units` only numbers followed by one of them count.
-pub fn candidates(kind: Kind, years: bool, unit: Option<&str>, others: &[String]) -> Option<String> {
+/// A pattern that finds a value of a kind on an answer line. A number in
+/// words is read apart from numbers in digits: what a line must read first
+/// (its own values, dates, working) differs for each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub pattern: String,
+    /// A number in words (`twelve`, `one fewer`).
+    pub in_words: bool,
+}
+
+impl Candidate {
+    fn digits(pattern: impl Into<String>) -> Candidate {
+        Candidate { pattern: pattern.into(), in_words: false }
+    }
+
+    fn words(pattern: impl Into<String>) -> Candidate {
+        Candidate { pattern: pattern.into(), in_words: true }
+    }
+}
+
+/// What an answer line may hold besides its own values: the patterns that
+/// find any value of `kind` (for text, the line's `others`, already
+/// spelled), any of which is a second value. `None` when nothing of the
+/// kind can be recognised. With `units`, see [`any_number`].
+pub fn candidates(kind: Kind, units: Option<&str>, others: &[String]) -> Option<Vec<Candidate>> {
     match kind {
-        Kind::Number => Some(match unit {
-            Some(u) => format!("{}{u}", any_number(years)),
-            None => any_number(years),
-        }),
-        Kind::Time => Some(any_time()),
-        Kind::Date => Some(any_date()),
+        Kind::Number => Some(any_number(units)),
+        Kind::Time => Some(any_time().into_iter().map(Candidate::digits).collect()),
+        Kind::Date => Some(any_date().into_iter().map(Candidate::digits).collect()),
         Kind::Text if others.is_empty() => None,
-        Kind::Text => Some(any_text(others)),
+        Kind::Text => Some(others.iter().map(Candidate::digits).collect()),
     }
 }
 
@@ -544,14 +928,34 @@ pub fn counts_years(expected: &[Number]) -> bool {
     expected.iter().any(Number::is_year)
 }
 
+/// Working written on an answer line: an arithmetic chain in brackets or
+/// ending in `=` (`(412 + 388 + 295)`, `412 + 388 + 295 =`). Its operands
+/// are not other values; what it equals is read as any value.
+pub fn working() -> String {
+    let n = r"\d[\d,.]*";
+    format!(r"\(?{n}(?:\s*(?:[+\u2212\u00d7x*]|\s-\s)\s*{n})+\s*[)=]")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regress::Regex;
 
     /// Does `pattern` (flag i) find a match in `text`?
     fn finds(pattern: &str, text: &str) -> bool {
         let re = regress::Regex::with_flags(pattern, "i").unwrap_or_else(|e| panic!("{pattern}: {e}"));
         re.find(text).is_some()
+    }
+
+    impl AsRef<str> for Candidate {
+        fn as_ref(&self) -> &str {
+            &self.pattern
+        }
+    }
+
+    /// Does any of `patterns` find a match in `text`?
+    fn finds_any(patterns: &[impl AsRef<str>], text: &str) -> bool {
+        patterns.iter().any(|p| finds(p.as_ref(), text))
     }
 
     fn num(v: &str) -> String {
@@ -576,10 +980,10 @@ mod tests {
             assert!(!finds(&p, no), "{no}");
         }
         let p = num("26.5");
-        for yes in ["26.5 hours", "26.50", "26,5", "26,50 h"] {
+        for yes in ["26.5 hours", "26.50", "26,5", "26,50 h", "26½ hours", "26 ½", "twenty-six and a half hours"] {
             assert!(finds(&p, yes), "{yes}");
         }
-        for no in ["26", "26.55", "26,500", "126.5", "26.51"] {
+        for no in ["26", "26.55", "26,500", "126.5", "26.51", "26¼", "6½"] {
             assert!(!finds(&p, no), "{no}");
         }
         let p = num("38.50");
@@ -594,16 +998,64 @@ mod tests {
         assert!(finds(&num("24"), "twenty\u{2011}four") && finds(&num("24"), "twenty four"));
         assert!(finds(&num("4850"), "4,850") && finds(&num("4850"), "four thousand eight hundred and fifty"));
         assert!(finds(&num("100"), "a hundred") && finds(&num("1,095"), "one thousand and ninety-five"));
+        // A decimal below one may leave out its zero.
+        let p = num("0.4098");
+        for yes in ["0.4098″ per pixel", ".4098″ per pixel", "(.4098)", "0.40980"] {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        for no in ["1.4098", "0.40981", "x.4098", ".409"] {
+            assert!(!finds(&p, no), "{no}");
+        }
+        assert!(finds(&num("0.5"), "½ hour") && finds(&num("3.75"), "3¾ h") && finds(&num("4.25"), "4¼"));
         assert_eq!(Number::parse("1,095").unwrap().display(), "1095");
         assert_eq!(Number::parse("12095").unwrap().display(), "12,095");
         let alone = number_alone(&Number::parse("12").unwrap());
-        assert!(
-            finds(&alone, "12 boxes")
-                && !finds(&alone, "2031-10-12")
-                && !finds(&alone, "12 October")
-                && !finds(&alone, "10:12")
-        );
+        for no in ["2031-10-12", "12 October", "10:12", "12-Oct-2031", "12 Sleetmonth"] {
+            assert!(!finds(&alone, no), "{no}");
+        }
+        assert!(finds(&alone, "12 boxes"));
         assert!(Number::parse("12a").is_err() && Number::parse("").is_err() && Number::parse("1.2.3").is_err());
+    }
+
+    #[test]
+    fn a_number_is_stated_inside_a_range_of_its_list_unless_excepted() {
+        let list: Vec<Number> = ["122", "123", "125", "126", "127"].iter().map(|n| Number::parse(n).unwrap()).collect();
+        let stated = |n: &str| number_stated(&Number::parse(n).unwrap(), &list);
+        let text = "Counted: production batches 122 to 127 except the dumped 124, all brewed in the quarter.";
+        for n in ["122", "123", "125", "126", "127"] {
+            assert!(finds(&stated(n), text), "{n}");
+        }
+        assert!(finds(&stated("126"), "batches 122 to 127 except 124"));
+        assert!(finds(&stated("125"), "batches 122–127"));
+        // Only between numbers of the list: 120 is not in it.
+        assert!(!finds(&stated("123"), "batches 120 to 124"));
+    }
+
+    #[test]
+    fn units_name_their_whole_family() {
+        let p = |value: &str, unit: &[&str]| {
+            let u: Vec<String> = unit.iter().map(|s| s.to_string()).collect();
+            with_units(&num(value), &units(&u))
+        };
+        let crossing = p("35", &["min"]);
+        for yes in ["35 min", "35 minutes", "35m", "35 mins", "35-minute", "Crossing: 35", "35."] {
+            assert!(finds(&crossing, yes), "{yes}");
+        }
+        for no in ["35 hours", "35 miles", "35 km"] {
+            assert!(!finds(&crossing, no), "{no}");
+        }
+        let length = p("27.9", &["km"]);
+        for yes in ["27.9 km", "27.9 kilometres", "27.9 kilometers", "27.9km", "27.9 kms"] {
+            assert!(finds(&length, yes), "{yes}");
+        }
+        let yield_ = p("61", &["kg"]);
+        for yes in ["61 kg", "61 kilogrammes", "61 kilograms", "61 kilos"] {
+            assert!(finds(&yield_, yes), "{yes}");
+        }
+        assert!(finds(&p("9", &["tally"]), "9 tallies") && finds(&p("9", &["tallies"]), "9 tally"));
+        assert!(finds(&p("16", &["M"]), "16 nautical miles") && finds(&p("16", &["nautical mile"]), "16 M"));
+        // A unit of no family is taken as written.
+        assert!(finds(&p("3", &["packet"]), "3 packets") && !finds(&p("3", &["packet"]), "3 boxes"));
     }
 
     #[test]
@@ -612,20 +1064,22 @@ mod tests {
         for yes in ["07:10", "7:10", "7.10", "7h10", "0710", "7:10 am", "7.10am", "7:10 a.m.", "ten past seven"] {
             assert!(finds(&p, yes), "{yes}");
         }
-        for no in ["17:10", "07:100", "7:10 pm", "ten past eight", "1:07:10"] {
+        for no in ["17:10", "07:100", "7:10 pm", "ten past eight", "1:07:10", "7.10 in the evening"] {
             assert!(!finds(&p, no), "{no}");
         }
         let p = time(Time::parse("19:30").unwrap());
-        for yes in ["19:30", "1930", "7:30 pm", "7.30pm", "half past seven"] {
+        for yes in ["19:30", "1930", "7:30 pm", "7.30pm", "half past seven", "7.30 in the evening", "7:30 at night"] {
             assert!(finds(&p, yes), "{yes}");
         }
-        assert!(!finds(&p, "7:30 am"));
+        assert!(!finds(&p, "7:30 am") && !finds(&p, "7.30 in the morning"));
         let p = time(Time::parse("12:00").unwrap());
         for yes in ["12:00", "noon", "midday", "12 noon", "12 pm", "12pm"] {
             assert!(finds(&p, yes), "{yes}");
         }
-        assert!(finds(&time(Time::parse("14:00").unwrap()), "2 pm"));
-        assert!(finds(&time(Time::parse("14:00").unwrap()), "two o’clock"));
+        let p = time(Time::parse("14:00").unwrap());
+        for yes in ["2 pm", "two o’clock", "two o'clock", "two in the afternoon", "2 in the afternoon"] {
+            assert!(finds(&p, yes), "{yes}");
+        }
         assert!(Time::parse("24:00").is_err() && Time::parse("7:5").is_err() && Time::parse("seven").is_err());
     }
 
@@ -642,6 +1096,9 @@ mod tests {
             "3 Feb.",
             "03/02/2031",
             "3/2/31",
+            "03.02.2031",
+            "03-Feb-2031",
+            "3-Feb",
             "Mon 3 Feb",
             "on the 3rd",
         ] {
@@ -655,8 +1112,10 @@ mod tests {
             "Feb 30",
             "23 Feb",
             "February 3, 2030",
+            "03-Feb-2032",
             "3rd March",
             "the 13th",
+            "3.2",
         ] {
             assert!(!finds(&p, no), "{no}");
         }
@@ -668,7 +1127,7 @@ mod tests {
     }
 
     #[test]
-    fn text_in_any_case_dash_quote_and_space() {
+    fn text_in_any_case_dash_quote_accent_and_space() {
         let p = text("Jago Penrose-Adair");
         for yes in ["jago penrose-adair", "Jago Penrose\u{2011}Adair", "Jago  Penrose Adair", "**Jago Penrose–Adair**"]
         {
@@ -688,35 +1147,144 @@ mod tests {
                 && !finds(&text("Bramble-3"), "Bramble-30")
         );
         assert!(finds(&text("a+b (c)"), "A+B (c)"));
+        assert!(finds(&text("Odile Brannigan-Sève"), "Odile Brannigan-Seve"));
+        assert!(finds(&text("Sève"), "SÈVE") && finds(&text("Sève"), "SEVE"));
+    }
+
+    #[test]
+    fn digits_in_any_grouping() {
+        let p = text("01632 960418");
+        for yes in ["01632 960418", "(01632) 960418", "01632 960 418", "01632-960418", "01632960418", "0163 296 0418"] {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        for no in ["01632 960417", "101632 960418", "01632 9604189"] {
+            assert!(!finds(&p, no), "{no}");
+        }
+        let other = text("960771");
+        assert!(finds(&other, "01632 960 771") && finds(&other, "960771"));
+        // Codes with letters keep the text rules.
+        assert!(!finds(&text("C-14"), "C-141"));
+    }
+
+    fn name_of(s: &str) -> Name {
+        Name::parse(s).unwrap()
+    }
+
+    #[test]
+    fn names_in_full_with_an_initial_surname_first_or_alone() {
+        let odile = name(&name_of("Odile Brannigan-Sève"), &[name_of("Kwame Thorsby")]);
+        for yes in [
+            "Odile Brannigan-Sève",
+            "O. Brannigan-Sève",
+            "O Brannigan-Seve",
+            "Brannigan-Sève, Odile",
+            "Brannigan-Sève, O.",
+            "Brannigan-Sève",
+        ] {
+            assert!(finds(&odile, yes), "{yes}");
+        }
+        assert!(!finds(&odile, "Odile Brannigan") && !finds(&odile, "Brannigan-Sèves"));
+        // A short form another candidate shares says nothing.
+        let odile = name(&name_of("Odile Frensham"), &[name_of("Oda Frensham")]);
+        assert!(finds(&odile, "Odile Frensham") && finds(&odile, "Frensham, Odile"));
+        for no in ["Frensham", "O. Frensham", "Oda Frensham"] {
+            assert!(!finds(&odile, no), "{no}");
+        }
+        let dace = name(&name_of("Dace Whitlock"), &[]);
+        assert!(!finds(&dace, "Dace Whitlock-Amari") && finds(&dace, "Whitlock, Dace;"));
+        assert!(finds(&name(&name_of("Okafor"), &[]), "Sidonie Okafor"));
+        // Another candidate is found by any part of its name it does not share.
+        let parts = name_parts(&name_of("Oda Frensham"), &[name_of("Odile Frensham")]);
+        assert!(finds_any(&parts, "Oda") && !finds_any(&parts, "Frensham"));
+        let parts = name_parts(&name_of("Kwame Thorsby"), &[name_of("Odile Brannigan-Sève")]);
+        for yes in ["Kwame may still sign", "Thorsby", "Kwame Thorsby"] {
+            assert!(finds_any(&parts, yes), "{yes}");
+        }
+        assert!(Name::parse("").is_err() && Name::parse("R2-14").is_err());
+    }
+
+    #[test]
+    fn words_in_any_inflection() {
+        let fog = word("fog");
+        for yes in ["fog", "Foggy mornings", "fogs", "fogged in", "fog-horn"] {
+            assert!(finds(&fog, yes), "{yes}");
+        }
+        for no in ["befog", "fogey", "frog"] {
+            assert!(!finds(&fog, no), "{no}");
+        }
+        let practise = word("practise");
+        for yes in ["practising", "practised", "practises", "practise"] {
+            assert!(finds(&practise, yes), "{yes}");
+        }
+        let p = word("accession register");
+        assert!(finds(&p, "the accessions register") && finds(&p, "Accession Register") && !finds(&p, "accession's"));
+        assert!(finds(&word("supply"), "supplies") && finds(&word("drill"), "drills"));
     }
 
     #[test]
     fn candidates_find_values_of_the_kind() {
-        let n = candidates(Kind::Number, false, None, &[]).unwrap();
-        for yes in ["9", "1,396", "26.5", "twelve", "Twenty"] {
-            assert!(finds(&n, yes), "{yes}");
+        let n = candidates(Kind::Number, None, &[]).unwrap();
+        for yes in ["9", "1,396", "26.5", "twelve", "Twenty", ".412", "3½", "or one fewer", "maybe one"] {
+            assert!(finds_any(&n, yes), "{yes}");
         }
-        for no in ["2032", "T31", "one", "the Playhouse", "1 January", "Oct 9th", "2031-10-09", "07:10", "7h10"] {
-            assert!(!finds(&n, no), "{no}");
+        for no in ["T31", "the notes don't give one", "no one", "the Playhouse"] {
+            assert!(!finds_any(&n, no), "{no}");
         }
-        assert!(finds(&n, "9-12") && finds(&n, "from 1 to 9 January"));
-        assert!(finds(&candidates(Kind::Number, true, None, &[]).unwrap(), "2032"));
-        let with_unit =
-            candidates(Kind::Number, false, Some(&units(&["M".into(), "nautical mile".into()])), &[]).unwrap();
-        assert!(
-            finds(&with_unit, "18 M") && finds(&with_unit, "16 nautical miles") && !finds(&with_unit, "Fl(2) W 15s")
-        );
-        let t = candidates(Kind::Time, false, None, &[]).unwrap();
-        for yes in ["06:50", "5.40", "7 pm", "noon", "ten to seven", "eight o'clock"] {
-            assert!(finds(&t, yes), "{yes}");
+        assert!(finds_any(&n, "9-12") && finds_any(&n, "from 1 to 9 January"));
+        // Dates, times, ratios and years are read before the candidates on a
+        // line (as one token each), so nothing inside them is a number.
+        let read_first = Regex::with_flags(&format!("^(?:{})$", not_numbers(false)), "i").unwrap();
+        for whole in ["2032", "1 January", "Oct 9th", "2031-10-09", "07:10", "7h10", "24/7", "1 Sleetmonth", "03-Feb"] {
+            assert!(read_first.find(whole).is_some(), "{whole}");
         }
-        assert!(!finds(&t, "35 minutes") && !finds(&t, "26.5"));
-        let d = candidates(Kind::Date, false, None, &[]).unwrap();
-        for yes in ["2031-10-09", "9 October", "Oct 9th", "9/10"] {
-            assert!(finds(&d, yes), "{yes}");
+        let with_years = Regex::with_flags(&format!("^(?:{})$", not_numbers(true)), "i").unwrap();
+        assert!(with_years.find("2032").is_none(), "a year is a value where the line's value is one");
+        let quantity = Regex::with_flags(&format!("^(?:{})", quantity_for()), "i").unwrap();
+        assert!(quantity.find("for 1 handcart").is_some() && quantity.find("for 12").is_none());
+        // With units: numbers with one, and numbers offered on their own.
+        let with_unit = candidates(Kind::Number, Some(&units(&["M".into(), "nautical mile".into()])), &[]).unwrap();
+        for yes in ["18 M", "16 nautical miles", "or 18 if the newsletter is right", "16 to 18", "18.", "eighteen"] {
+            assert!(finds_any(&with_unit, yes), "{yes}");
         }
-        assert!(!finds(&d, "19:30") && !finds(&d, "Section 9"));
-        assert!(candidates(Kind::Text, false, None, &[]).is_none());
-        assert!(finds(&candidates(Kind::Text, false, None, &["Town Hall".into()]).unwrap(), "the town hall"));
+        for no in ["Fl(2) W 15s", "for 1 handcart", "notice 14 says"] {
+            assert!(!finds_any(&with_unit, no), "{no}");
+        }
+        let t = candidates(Kind::Time, None, &[]).unwrap();
+        for yes in [
+            "06:50",
+            "5.40",
+            "7 pm",
+            "noon",
+            "ten to seven",
+            "eight o'clock",
+            "eight o’clock",
+            "or 2 if we end up back",
+            "two in the afternoon",
+            "at 14",
+        ] {
+            assert!(finds_any(&t, yes), "{yes}");
+        }
+        for no in ["35 minutes", "26.5", "from 1 Sleetmonth", "for 2 hours", "a crew of 4", "by 2031"] {
+            assert!(!finds_any(&t, no), "{no}");
+        }
+        let d = candidates(Kind::Date, None, &[]).unwrap();
+        for yes in ["2031-10-09", "9 October", "Oct 9th", "9/10", "09-Oct-2031", "9.10.2031"] {
+            assert!(finds_any(&d, yes), "{yes}");
+        }
+        assert!(!finds_any(&d, "19:30") && !finds_any(&d, "Section 9"));
+        assert!(candidates(Kind::Text, None, &[]).is_none());
+        let town_hall = candidates(Kind::Text, None, &[text("Town Hall")]).unwrap();
+        assert!(finds_any(&town_hall, "the town hall"));
+    }
+
+    #[test]
+    fn working_is_an_arithmetic_chain_in_brackets_or_before_equals() {
+        let w = working();
+        for yes in ["(412 + 388 + 295)", "412 + 388 + 295 = ", "(12.07 − 11.42)", "19 × 25 =", "(3.5+4.25)"] {
+            assert!(finds(&w, yes), "{yes}");
+        }
+        for no in ["412 + 388", "9-12", "(or 1,396)", "(24/7)", "(9)"] {
+            assert!(!finds(&w, no), "{no}");
+        }
     }
 }

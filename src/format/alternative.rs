@@ -34,7 +34,8 @@ use super::reference::{Reference, ReferenceStep};
 #[serde(deny_unknown_fields)]
 pub struct Alternative {
     pub source: Source,
-    /// The round of blind writing (1 when absent); blind answers only.
+    /// The round of writing: for blind answers 1 when absent; a reviewer's
+    /// later rounds (targeted answers written against revised checks) name it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<u32>,
     pub label: Label,
@@ -74,12 +75,12 @@ impl Source {
     }
 }
 
-/// Who wrote an alternative and, for a blind one, in which round: the
+/// Who wrote an alternative and in which round: the
 /// groups `suite check` reports rates for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Origin {
     pub source: Source,
-    /// `Some` for blind answers (round 1 when the file names none).
+    /// The round (1 when the file names none).
     pub round: Option<u32>,
 }
 
@@ -146,7 +147,7 @@ impl Alternative {
     pub fn origin(&self) -> Origin {
         let round = match self.source {
             Source::Blind => Some(self.round.unwrap_or(1)),
-            Source::Reviewer => self.round,
+            Source::Reviewer => Some(self.round.unwrap_or(1)),
         };
         Origin { source: self.source, round }
     }
@@ -212,6 +213,8 @@ mod tests {
         assert_eq!(alt(Label::Wrong, "distractor", None).judge_label(), Some(HumanLabel::No));
         assert_eq!(alt(Label::Wrong, "damaging-write", None).judge_label(), None);
         assert_eq!(alt(Label::Wrong, "damaging-write", Some(HumanLabel::Yes)).judge_label(), Some(HumanLabel::Yes));
-        assert_eq!(alt(Label::Correct, "k", None).origin().to_string(), "reviewer");
+        assert_eq!(alt(Label::Correct, "k", None).origin().to_string(), "reviewer round 1");
+        let later = Alternative { round: Some(2), ..alt(Label::Correct, "k", None) };
+        assert_eq!(later.origin().to_string(), "reviewer round 2");
     }
 }

@@ -19,6 +19,18 @@ pub struct ReportJson<'a> {
     #[serde(flatten)]
     pub aggregate: &'a crate::format::result::Aggregate,
     pub statistics: Option<Summary>,
+    /// The tasks added, removed and edited since the model's baseline,
+    /// where it has one (and the result is not that baseline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub against_baseline: Option<AgainstBaseline>,
+}
+
+/// A result's tasks against its model's baseline.
+#[derive(serde::Serialize)]
+pub struct AgainstBaseline {
+    /// The baseline file, as named on the command line's folder.
+    pub baseline: String,
+    pub tasks: crate::report::drift::Drift,
 }
 
 impl<'a> ReportJson<'a> {
@@ -26,6 +38,7 @@ impl<'a> ReportJson<'a> {
         ReportJson {
             aggregate: &result.aggregate,
             statistics: Summary::of(&stats::counts(result), &Settings::default()),
+            against_baseline: None,
         }
     }
 }

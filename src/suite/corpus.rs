@@ -157,10 +157,10 @@ fn validate(file: &Path, a: &Alternative, judged_task: bool, out: &mut Vec<Diagn
         (Source::Blind, Some(0)) => {
             out.push(err("round 0".into(), Some("rounds of blind writing count from 1".into())).field("round"))
         }
-        (Source::Reviewer, Some(_)) => out.push(
+        (Source::Reviewer, Some(0 | 1)) => out.push(
             err(
-                "a reviewer answer has no round".into(),
-                Some("`round` numbers the rounds of blind writing; leave it out".into()),
+                "a reviewer's first round names no round".into(),
+                Some("a later targeted round, written against revised checks, counts from 2".into()),
             )
             .field("round"),
         ),
@@ -257,7 +257,7 @@ mod tests {
             "alternatives/alpha/f.json",
             &alt("correct", "x").replace(r#""label""#, r#""round": 0, "label""#),
         );
-        let reviewer = alt("correct", "x").replace(r#""blind""#, r#""reviewer", "round": 2"#);
+        let reviewer = alt("correct", "x").replace(r#""blind""#, r#""reviewer", "round": 1"#);
         write(dir.path(), "alternatives/alpha/g.json", &reviewer);
         let e = Corpus::load(&dir.path().join("alternatives"), &s).unwrap_err().to_string();
         for needle in [
@@ -268,7 +268,7 @@ mod tests {
             "d.json:1:19: error: missing field `label`",
             "e.txt: error: not a .json file",
             "f.json: error at `round`: round 0 (help: rounds of blind writing count from 1)",
-            "g.json: error at `round`: a reviewer answer has no round",
+            "g.json: error at `round`: a reviewer's first round names no round",
         ] {
             assert!(e.contains(needle), "{needle}\n{e}");
         }
