@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::trend::{Definition, FlagKind, History, ModelHistory, Movement, Step, StepVerdict};
+use super::trend::{Definition, FigureMove, FlagKind, History, ModelHistory, Movement, Step, StepVerdict};
 use crate::stats;
 
 impl History {
@@ -176,22 +176,22 @@ pub fn model(m: &ModelHistory) -> String {
     s
 }
 
+/// A figure's move in a step: `solve^5 92.3% → 76.9% (-15.4 pts [-30.8, +0.0], within noise)`.
+pub fn move_text(f: &FigureMove) -> String {
+    format!(
+        "{} {}% → {}% ({}, {})",
+        f.label,
+        stats::fixed1(f.before),
+        stats::fixed1(f.after),
+        change_text(&f.change),
+        f.movement.label()
+    )
+}
+
 /// A step in a line: its verdict, the figures that moved, the tasks that changed.
 pub fn step_text(step: &Step) -> String {
-    let mut parts = Vec::new();
-    for f in &step.figures {
-        if f.movement == Movement::NoChange {
-            continue;
-        }
-        parts.push(format!(
-            "{} {}% → {}% ({}, {})",
-            f.label,
-            stats::fixed1(f.before),
-            stats::fixed1(f.after),
-            change_text(&f.change),
-            f.movement.label()
-        ));
-    }
+    let mut parts: Vec<String> =
+        step.figures.iter().filter(|f| f.movement != Movement::NoChange).map(move_text).collect();
     let named = |what: &str, ids: &[String]| format!("{what}: {}", crate::report::first_few(ids));
     if !step.significant_tasks.is_empty() {
         parts.push(named("tasks that moved beyond noise", &step.significant_tasks));

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::history::text::change_text;
+use crate::history::text::{change_text, move_text};
 use crate::history::trend::{
     BlessingFigures, Cell, Definition, FlagKind, History, ModelHistory, Movement, Step, StepVerdict, TaskState,
 };
@@ -206,21 +206,7 @@ fn step_view(step: &Step) -> StepView {
             StepVerdict::NoChange => "same",
             StepVerdict::NotComparable => "none",
         },
-        moves: step
-            .figures
-            .iter()
-            .filter(|f| f.movement != Movement::NoChange)
-            .map(|f| {
-                format!(
-                    "{} {}% → {}% ({}, {})",
-                    f.label,
-                    stats::fixed1(f.before),
-                    stats::fixed1(f.after),
-                    change_text(&f.change),
-                    f.movement.label()
-                )
-            })
-            .collect(),
+        moves: step.figures.iter().filter(|f| f.movement != Movement::NoChange).map(move_text).collect(),
         significant_tasks: step.significant_tasks.clone(),
         changed: step.changed.clone(),
         added: step.added.clone(),
