@@ -19,6 +19,8 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "../tests/publish_support/mod.rs"]
+mod publish_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,7 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use vaultbench::format::Tier;
-use vaultbench::format::result::{ResultFile, RunId, TaskResult};
+use vaultbench::format::result::{ResultFile, TaskResult};
 use vaultbench::publish::{ChangeKind, PublishOptions, Site};
 use vaultbench::report::aggregate;
 
@@ -64,18 +66,8 @@ fn result(m: usize, b: usize) -> ResultFile {
             });
         }
     }
-    ResultFile {
-        run_id: RunId(format!("2026-{:02}-{:02}T10:00:00.000Z", 1 + b / 28, 1 + b % 28)),
-        git_sha: format!("{:07x}", 0xabc0000 + b),
-        model: format!("model-{m:03}"),
-        provider: "gemini".into(),
-        interrupted: false,
-        shard: None,
-        task_filter: None,
-        offline_judge: false,
-        aggregate: aggregate::aggregate(&tasks),
-        tasks,
-    }
+    let run_id = format!("2026-{:02}-{:02}T10:00:00.000Z", 1 + b / 28, 1 + b % 28);
+    common::result_file("gemini", &format!("model-{m:03}"), &run_id, &format!("{:07x}", 0xabc0000 + b), tasks)
 }
 
 fn git(dir: &Path, args: &[&str], date: &str) {
@@ -88,18 +80,6 @@ fn git(dir: &Path, args: &[&str], date: &str) {
         .output()
         .expect("git runs");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
@@ -152,7 +132,7 @@ fn main() {
     let repo = work.path().join("repo");
     let baselines = repo.join("evals/baselines");
     std::fs::create_dir_all(&baselines).unwrap();
-    copy_dir(&root.join("docs"), &repo.join("docs"));
+    publish_support::copy_dir(&root.join("docs"), &repo.join("docs"));
     git(&repo, &["init", "-q", "-b", "main"], "2026-01-01T00:00:00Z");
     let start = Instant::now();
     for b in 0..blessings {
@@ -183,8 +163,8 @@ fn main() {
 
     // The same files outside any repository: nothing to read from git.
     let plain = work.path().join("plain");
-    copy_dir(&repo.join("docs"), &plain.join("docs"));
-    copy_dir(&baselines, &plain.join("evals/baselines"));
+    publish_support::copy_dir(&repo.join("docs"), &plain.join("docs"));
+    publish_support::copy_dir(&baselines, &plain.join("evals/baselines"));
 
     let cache = work.path().join("cache");
     let publish = ["publish", "--suite", "none", "--out", "site"];

@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{command, run_record, stderr, stdout, vaultbench};
+use common::{command, result_file, run_record, stderr, stdout, vaultbench};
 use serde_json::Value;
 use vaultbench::format::Tier;
 use vaultbench::format::result::{ResultFile, RunId, TaskResult};
@@ -32,18 +32,7 @@ fn result(provider: &str, model: &str, run_id: &str, git_sha: &str, tasks: &[T])
             }
         })
         .collect();
-    ResultFile {
-        run_id: RunId(run_id.into()),
-        git_sha: git_sha.into(),
-        model: model.into(),
-        provider: provider.into(),
-        interrupted: false,
-        shard: None,
-        task_filter: None,
-        offline_judge: false,
-        aggregate: aggregate::aggregate(&tasks),
-        tasks,
-    }
+    result_file(provider, model, run_id, git_sha, tasks)
 }
 
 /// The first model's blessings: ten stable tasks, `drift` (5/5, 5/5, 1/5),

@@ -72,7 +72,7 @@ pub fn stderr(o: &Output) -> String {
 }
 
 use vaultbench::format::Tier;
-use vaultbench::format::result::{ResultFile, RunId, RunMetrics, RunRecord, SolveDetails};
+use vaultbench::format::result::{ResultFile, RunId, RunMetrics, RunRecord, SolveDetails, TaskResult};
 use vaultbench::report::aggregate;
 
 /// A run record with plausible metrics; `solved` implies `passed`.
@@ -122,9 +122,14 @@ pub fn sample_result(provider: &str, model: &str, tasks: &[(&str, &[bool])]) -> 
             aggregate::task_result(id.to_string(), Some(Tier::T2), Some("retrieval".into()), runs)
         })
         .collect();
+    result_file(provider, model, "2026-11-20T10:00:00.000Z", "0123abc", tasks)
+}
+
+/// A whole result of `tasks`, its figures computed from their runs.
+pub fn result_file(provider: &str, model: &str, run_id: &str, git_sha: &str, tasks: Vec<TaskResult>) -> ResultFile {
     ResultFile {
-        run_id: RunId("2026-11-20T10:00:00.000Z".into()),
-        git_sha: "0123abc".into(),
+        run_id: RunId(run_id.into()),
+        git_sha: git_sha.into(),
         model: model.into(),
         provider: provider.into(),
         interrupted: false,
