@@ -742,7 +742,13 @@ pub fn text(value: &str) -> String {
     let body = text_body(value);
     let trimmed = value.trim();
     let start = if trimmed.starts_with(|c: char| c.is_alphanumeric()) { r"(?<![\w])" } else { "" };
-    let end = if trimmed.ends_with(|c: char| c.is_alphanumeric()) { r"(?![\w])" } else { "" };
+    // The plural or possessive of a code ending in a digit is the code:
+    // "Class 14s", "C-41's".
+    let end = match trimmed.chars().last() {
+        Some(c) if c.is_ascii_digit() => r"(?:['\u2019]?s)?(?![\w])",
+        Some(c) if c.is_alphanumeric() => r"(?![\w])",
+        _ => "",
+    };
     format!("{start}{body}{end}")
 }
 
