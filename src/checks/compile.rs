@@ -206,6 +206,8 @@ fn units_of(unit: &Option<OneOrMany<String>>) -> Vec<String> {
 const LINE_START: &str = r"(?<![^\n])[^\w\n]*(?:\d{1,3}[.)][^\w\n]*)?";
 /// After the label: a parenthesis, emphasis, then a colon, a bar or a dash.
 const LABEL_END: &str = r"(?: ?\([^()\n]{0,60}\))?[\t *_`~]*(?:[:|]|[\u2013\u2014-](?= ))[\t *_`~|:]*";
+/// After a label with no parenthesis: emphasis, then a colon, a bar or a dash.
+const LABEL_END_BARE: &str = r"[\t *_`~]*(?:[:|]|[\u2013\u2014-](?= ))[\t *_`~|:]*";
 /// A character of an answer line. The line goes on past a line break into
 /// the next item of a list when that item is not labelled (has no colon in
 /// its first 40 characters) and the line before it ends with a colon (an
@@ -436,7 +438,11 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
             // (A correction is one line: read without the list
             // continuation an answer line may have, which keeps the
             // pattern short.)
-            let later = format!(r"[\s\S]*?{ll}(?![^\n]*?(?:{}))", mine.join("|"));
+            // A later line whose label is qualified ("Toll (2031 table):")
+            // gives another value on purpose, for comparison: only the bare
+            // label corrects.
+            let bare_ll = format!("{LINE_START}{}{LABEL_END_BARE}", label_pattern(label));
+            let later = format!(r"[\s\S]*?{bare_ll}(?![^\n]*?(?:{}))", mine.join("|"));
             let skip = parts.join("|");
             let fits = |alts: &str| no_other_in(&later, &skip, alts, "[^\n]").chars().count() <= MAX_PATTERN_LEN;
             for group in pack(&these, fits) {
@@ -1080,6 +1086,7 @@ mod tests {
             "TOLL: 9.00",
             "Toll: 9 tallies for 1 handcart",
             "Toll: 9\n\nBreakdown:\nToll: 9 at Brannoch",
+            "Toll: 9\n\nFor comparison:\nToll (2031 table): 8 tallies",
         ] {
             assert!(holds(&c, yes), "{yes}");
         }

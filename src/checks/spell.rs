@@ -431,7 +431,7 @@ pub fn not_numbers(years: bool) -> String {
     let month = r"(?:(?:jan|feb|ma[ry]|apr|ju[nl]|aug|sep|oct|nov|dec)[a-z]*|[a-z]+month\b)";
     let year = if years { "" } else { r"|(?<![\w.,])(?:19|20)\d\d(?!\d|[.,]\d)" };
     format!(
-        r"\b{month}[^\w\n]{{1,3}}\d\d?(?:st|nd|rd|th)?(?!\d)|(?<![\w.,])\d\d?{ORDINAL}(?: of)?[^\w\n]{{1,3}}{month}|\d{{4}}-\d\d(?:-\d\d)?|\d\d?[:h]\d\d|\d+/\d+{year}"
+        r"\b{month}[^\w\n]{{1,3}}\d\d?(?:st|nd|rd|th)?(?!\d|[.,]\d)|(?<![\w.,])\d\d?{ORDINAL}(?: of)?[^\w\n]{{1,3}}{month}|\d{{4}}-\d\d(?:-\d\d)?|\d\d?[:h]\d\d|\d+/\d+{year}"
     )
 }
 
@@ -742,7 +742,13 @@ pub fn text(value: &str) -> String {
     let body = text_body(value);
     let trimmed = value.trim();
     let start = if trimmed.starts_with(|c: char| c.is_alphanumeric()) { r"(?<![\w])" } else { "" };
-    let end = if trimmed.ends_with(|c: char| c.is_alphanumeric()) { r"(?![\w])" } else { "" };
+    // The plural or possessive of a code ending in a digit is the code:
+    // "Class 14s", "C-41's".
+    let end = match trimmed.chars().last() {
+        Some(c) if c.is_ascii_digit() => r"(?:['\u2019]?s)?(?![\w])",
+        Some(c) if c.is_alphanumeric() => r"(?![\w])",
+        _ => "",
+    };
     format!("{start}{body}{end}")
 }
 
@@ -1237,6 +1243,9 @@ mod tests {
         for whole in ["2032", "1 January", "Oct 9th", "2031-10-09", "07:10", "7h10", "24/7", "1 Sleetmonth", "03-Feb"] {
             assert!(read_first.find(whole).is_some(), "{whole}");
         }
+        // A day is one or two digits alone: "Sept: 1,396" holds no date.
+        let read = Regex::with_flags(&not_numbers(false), "i").unwrap();
+        assert_eq!(read.find("Sept: 1,396").map(|m| m.range()), None);
         let with_years = Regex::with_flags(&format!("^(?:{})$", not_numbers(true)), "i").unwrap();
         assert!(with_years.find("2032").is_none(), "a year is a value where the line's value is one");
         let quantity = Regex::with_flags(&format!("^(?:{})", quantity_for()), "i").unwrap();
