@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod cli;
+
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
@@ -171,8 +173,8 @@ enum Command {
         #[command(subcommand)]
         command: CalibrateCommand,
     },
-    Publish(vaultbench::publish::args::PublishArgs),
-    View(vaultbench::publish::args::ViewArgs),
+    Publish(cli::publish::PublishArgs),
+    View(cli::publish::ViewArgs),
     /// Internal: match regular expressions for the parent process (see score::sandbox).
     #[command(name = "regex-worker", hide = true)]
     RegexWorker,
@@ -561,7 +563,7 @@ fn cmd_calibrate_judge(
     Ok(if run.asked > 0 && run.agreement.evaluated == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-fn cmd_publish(args: &vaultbench::publish::args::PublishArgs) -> Result<ExitCode> {
+fn cmd_publish(args: &cli::publish::PublishArgs) -> Result<ExitCode> {
     use vaultbench::publish::{self, Notice, Stopped};
     if args.watch {
         let stopped = publish::watch::run(args.options(), args.watch_options(), &mut |notice| match notice {
@@ -580,7 +582,7 @@ fn cmd_publish(args: &vaultbench::publish::args::PublishArgs) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-fn cmd_view(args: &vaultbench::publish::args::ViewArgs) -> Result<ExitCode> {
+fn cmd_view(args: &cli::publish::ViewArgs) -> Result<ExitCode> {
     use vaultbench::publish::{Notice, Stopped, view};
     let options = args.options();
     if options.out.is_some() {
