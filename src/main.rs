@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod cli;
+
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
@@ -171,7 +173,7 @@ enum Command {
         #[command(subcommand)]
         command: CalibrateCommand,
     },
-    Publish(vaultbench::publish::args::PublishArgs),
+    Publish(cli::publish::PublishArgs),
     /// Every blessing of each baseline, from git, and how each model moved.
     ///
     /// Reads every committed version of the baseline files in --baselines
@@ -198,7 +200,7 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    View(vaultbench::publish::args::ViewArgs),
+    View(cli::publish::ViewArgs),
     /// Internal: match regular expressions for the parent process (see score::sandbox).
     #[command(name = "regex-worker", hide = true)]
     RegexWorker,
@@ -589,7 +591,7 @@ fn cmd_calibrate_judge(
     Ok(if run.asked > 0 && run.agreement.evaluated == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-fn cmd_publish(args: &vaultbench::publish::args::PublishArgs) -> Result<ExitCode> {
+fn cmd_publish(args: &cli::publish::PublishArgs) -> Result<ExitCode> {
     use vaultbench::publish::{self, Notice, Stopped};
     if args.watch {
         let stopped = publish::watch::run(args.options(), args.watch_options(), &mut |notice| match notice {
@@ -627,7 +629,7 @@ fn cmd_history(model: Option<&str>, dir: &Path, json: bool) -> Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-fn cmd_view(args: &vaultbench::publish::args::ViewArgs) -> Result<ExitCode> {
+fn cmd_view(args: &cli::publish::ViewArgs) -> Result<ExitCode> {
     use vaultbench::publish::{Notice, Stopped, view};
     let options = args.options();
     if options.out.is_some() {

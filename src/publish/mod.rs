@@ -15,7 +15,6 @@
 //! baseline, a task or a page, and it does not score or aggregate anything
 //! (`report` does); it shows the figures the baselines carry.
 
-pub mod args;
 pub mod digest;
 pub mod load;
 pub mod model;

@@ -1,10 +1,11 @@
-//! The command-line arguments of `vaultbench publish`, kept beside the
-//! publisher so that `main.rs` only adds the subcommand and calls it.
+//! The command-line arguments of `vaultbench publish` and `vaultbench view`,
+//! turned into the library's plain options (`PublishOptions`,
+//! `WatchOptions`, `ViewOptions`).
 
 use std::path::PathBuf;
 
-use crate::publish::view::ViewOptions;
-use crate::publish::{PublishOptions, WatchOptions};
+use vaultbench::publish::view::ViewOptions;
+use vaultbench::publish::{PublishOptions, WatchOptions};
 
 /// Build the docs site: the Markdown pages of --docs as HTML in --out, with
 /// the results table, a page per baseline, the task matrix, the solve^k

@@ -1,0 +1,4 @@
+//! The command line's types (clap), on the binary's side: library code
+//! takes the plain options these turn into.
+
+pub mod publish;
