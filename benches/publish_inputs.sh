@@ -56,18 +56,20 @@ PY
 # archive KIND CLAIM DIR: a baseline in DIR whose evidence archive holds one
 # header of KIND claiming CLAIM bytes, followed by that many zero bytes.
 archive() {
-    python3 - "$1" "$2" "$3" <<'PY'
+    python3 - "$1" "$2" "$3" "$ROOT/evals/baselines/openai-smollm2-135m-instruct.json" <<'PY'
 import gzip, json, os, sys, tarfile
-kind, claim, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-run_id = "2026-11-20T10:00:00.000Z"
+kind, claim, out, real = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+# A real baseline (its runs name transcripts, so publish opens the archive),
+# under the name m.json, with the hostile archive as its evidence.
+result = json.load(open(real))
+run_id = result["run_id"].replace(":", "-").replace(".", "-")
 os.makedirs(f"{out}/evidence/m", exist_ok=True)
-json.dump({"run_id": run_id, "git_sha": "0", "model": "m", "provider": "p", "tasks": [], "aggregate": {}},
-          open(f"{out}/m.json", "w"))
+json.dump(result, open(f"{out}/m.json", "w"))
 info = tarfile.TarInfo("././@LongLink" if kind == "longname" else "./PaxHeaders/x")
 info.size = claim
 info.type = tarfile.GNUTYPE_LONGNAME if kind == "longname" else tarfile.XHDTYPE
 header = info.tobuf(format=tarfile.GNU_FORMAT if kind == "longname" else tarfile.USTAR_FORMAT)
-with gzip.open(f"{out}/evidence/m/2026-11-20T10-00-00-000Z.tar.gz", "wb", compresslevel=9) as gz:
+with gzip.open(f"{out}/evidence/m/{run_id}.tar.gz", "wb", compresslevel=9) as gz:
     gz.write(header)
     block = bytes(1 << 20)
     left = claim

@@ -178,8 +178,11 @@ fn a_baseline_with_evidence_offers_its_transcripts_for_download() {
     std::fs::create_dir_all(&other).unwrap();
     std::fs::write(other.join(".2026-11-20T10-00-00-000Z.tar.gz.x1y2z3.tmp"), b"half").unwrap();
     std::fs::write(other.join("2026-11-19T10-00-00-000Z.tar.gz"), b"an older run").unwrap();
-    let out = publish(dir.path(), &["--strict"]);
+    // Not an archive: offered as it is, and the build says its transcripts
+    // cannot be shown.
+    let out = publish(dir.path(), &[]);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("ollama-a.json: its runs are shown without transcripts"), "{}", stderr(&out));
     let page = read(dir.path(), "baselines/ollama-a.html");
     assert!(page.contains(r#"<a id="evidence" href="ollama-a.evidence.tar.gz" download>"#), "{page}");
     assert!(page.contains("(3 KiB, tar.gz)"), "{page}");
@@ -577,6 +580,14 @@ fn unescape_attr(s: &str) -> String {
     vaultbench::publish::render::html::decode_entities(s)
 }
 
+/// A gzip-compressed tar archive with no entries: evidence that reads.
+fn empty_archive() -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&[0; 1024]).unwrap();
+    gz.finish().unwrap()
+}
+
 /// Every `href` and `src` value in `html`.
 fn urls(html: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -639,7 +650,7 @@ fn every_generated_url_is_safe_and_leads_somewhere_whatever_the_names() {
         let archive =
             vaultbench::report::evidence::archive_path(&baselines.join(format!("{file}.json")), &r.run_id.0).unwrap();
         std::fs::create_dir_all(archive.parent().unwrap()).unwrap();
-        std::fs::write(&archive, b"archive bytes").unwrap();
+        std::fs::write(&archive, empty_archive()).unwrap();
     }
     let out = vaultbench(&["publish", "--docs", "docs", "--out", "site", "--strict"], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
@@ -1248,4 +1259,39 @@ proptest::proptest! {
             proptest::prop_assert!(name.starts_with('.') || index.contains(&format!("[\"{title}\"")), "{title} ({name:?}) is not in the index");
         }
     }
+}
+
+/// An evidence archive whose one header claims 1.5 GiB (a GNU long name) is
+/// refused at once: the baseline's runs are shown without transcripts, the
+/// build warns naming the archive and the cap, and `--strict` fails.
+#[test]
+fn a_hostile_evidence_archive_is_a_warning_naming_it_and_fails_strict() {
+    use std::io::Write;
+    let dir = project();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("index.md"), "# Home\n").unwrap();
+    let baseline = dir.path().join("evals/baselines/openai-m.json");
+    let mut r = sample_result("openai", "m", &[("t", &[true])]);
+    r.tasks[0].runs[0].transcript_path = "results/x/t-1.json".into();
+    write_result(&baseline, &r);
+    let archive = vaultbench::report::evidence::archive_path(&baseline, &r.run_id.0).unwrap();
+    std::fs::create_dir_all(archive.parent().unwrap()).unwrap();
+    let mut header = tar::Header::new_gnu();
+    header.set_path("././@LongLink").unwrap();
+    header.set_entry_type(tar::EntryType::GNULongName);
+    header.set_size(1536 << 20);
+    header.set_cksum();
+    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&archive).unwrap(), flate2::Compression::fast());
+    gz.write_all(header.as_bytes()).unwrap();
+    gz.write_all(&vec![0; 1 << 20]).unwrap();
+    gz.finish().unwrap();
+
+    let out = vaultbench(&["publish"], dir.path());
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("openai-m.json") && err.contains("without transcripts") && err.contains("64 KiB"), "{err}");
+    assert!(read(dir.path(), "baselines/openai-m.html").contains("id=\"evidence-problem\""));
+    let out = vaultbench(&["publish", "--strict"], dir.path());
+    assert!(!out.status.success(), "{}", stderr(&out));
 }

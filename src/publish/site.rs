@@ -546,6 +546,13 @@ impl Site {
         warnings.extend(self.content.warnings.iter().cloned());
         warnings.extend(self.templates.warnings.iter().cloned());
         warnings.extend(self.suite_warnings.iter().cloned());
+        // An evidence archive refused (a cap, a broken file) is said on the
+        // baseline's page and here, so that a build in CI says it too.
+        for b in &self.baselines {
+            if let Some(Err(why)) = self.evidence.get(&b.stem) {
+                warnings.push(Warning::new(&b.path, format!("its runs are shown without transcripts: {why}")));
+            }
+        }
         warnings
     }
 
