@@ -25,10 +25,18 @@ struct Driver {
     base: String,
     session: String,
     _profile: tempfile::TempDir,
+    /// One browser at a time: the tests' timings assume a browser that is
+    /// not sharing two cores with eight others.
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
+
+static BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Driver {
     fn start(chromium: &Path, chromedriver: &Path) -> Driver {
+        // A test that failed with the browser held leaves the lock poisoned,
+        // not unusable.
+        let turn = BROWSER.lock().unwrap_or_else(|e| e.into_inner());
         let port = free_port();
         let process = Command::new(chromedriver)
             .arg(format!("--port={port}"))
@@ -55,7 +63,7 @@ impl Driver {
                 ],
             },
         }}});
-        let mut driver = Driver { process, base, session: String::new(), _profile: profile };
+        let mut driver = Driver { process, base, session: String::new(), _profile: profile, _turn: turn };
         let created = driver.call("POST", "/session", Some(caps));
         driver.session = created["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {created}")).to_string();
         driver
@@ -660,15 +668,17 @@ fn at_1280_px_every_column_chart_and_note_fits_and_at_390_px_model_solve_k_and_e
     // The home page: no copy button covers its code's first line.
     window(&driver, 1280, 900);
     driver.goto(&file_url(&site.join("index.html")));
-    let covered = driver.eval(
-        "return Array.from(document.querySelectorAll('div.code')).filter(block => { \
+    // (Measured once the page's scripts have added the buttons and its
+    // fonts have settled the layout.)
+    let covered_js = "return Array.from(document.querySelectorAll('div.code')).filter(block => { \
            var button = block.querySelector('button.copy'); var code = block.querySelector('code'); \
            if (!button || !code.firstChild) return true; \
            var range = document.createRange(); range.selectNodeContents(code); \
            var b = button.getBoundingClientRect(); \
            return Array.from(range.getClientRects()).some(r => r.width > 0 && r.left < b.right && b.left < r.right && r.top < b.bottom && b.top < r.bottom); \
-         }).length;",
-    );
+         }).length;";
+    driver.wait_until("return document.readyState === 'complete' && document.fonts.status === 'loaded' && document.querySelectorAll('div.code button.copy').length > 0;");
+    let covered = driver.eval(covered_js);
     assert_eq!(covered, json!(0), "a copy button covers code, or a block has none");
     assert!(driver.eval("return document.querySelectorAll('div.code button.copy').length;").as_u64().unwrap() > 0);
 }
