@@ -20,7 +20,12 @@
 # Medians of RUNS runs (hyperfine when installed, else a date loop), peak
 # memory from /usr/bin/time -v. Needs ../shared/upstream (the corpus).
 #
-# Measured (shared 2-core machine under other load: mdBook took 482 ms on
+# Measured 2026-11-26 (2-core machine, load average 1.3-1.8, RUNS=21,
+# section 3): warm 72-104 ms, cold 166 ms, mdBook 302-449 ms: 4.2-4.3x warm,
+# 2.2-2.7x cold, under the 5x this bench is held to; the site's search,
+# includes and history work added since the figures below.
+#
+# Measured earlier (shared 2-core machine under other load: mdBook took 482 ms on
 # the 32 pages it builds in 275 ms when quiet; RUNS=15, sections 3 and 5):
 #   5. full build 141 ms (mdBook on the 6 docs pages alone: 175 ms); --watch
 #      rebuild after one baseline changed 50 ms (41-60)

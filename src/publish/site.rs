@@ -1312,7 +1312,7 @@ fn load_suite(root: &Path) -> (SuiteView, Vec<Warning>) {
             // What each task is now, to tell the baselines that ran an edited one.
             let hashes: HashMap<&str, String> = suite
                 .tasks
-                .iter()
+                .par_iter()
                 .filter_map(|t| Some((t.id.as_str(), crate::suite::hash::content_hash(root, t).ok()?)))
                 .collect();
             // And how each check reads in words, from the task's check source.
