@@ -9,6 +9,11 @@
 #   benches/publish_scale.sh               # N = 50 100 200, target/release/vaultbench
 #   BIN=... RUNS=3 benches/publish_scale.sh 200
 #
+# Measured 2026-11-26, 2-core machine, N = 200 (124 MB of baselines, a 242 MB
+# site), one run each, A/B in one session: peak 322-323 MB before the run
+# pages shared each task's check words, 297-302 MB after, 5.4-5.6 s either way
+# (596 MB and 18.6 s before this round's streaming write stage).
+#
 # Needs the reference corpus at ../shared/upstream (its baselines are read in
 # place, never copied into the project) and /usr/bin/time.
 set -uo pipefail

@@ -151,9 +151,9 @@ pub struct Check {
     /// The kind of check (`expected tools`, `contains`, `vault assertion`...).
     pub kind: &'static str,
     /// What it checked, in words.
-    pub what: String,
+    pub what: Arc<str>,
     /// The pattern a regular-expression check matched, for whoever wants it.
-    pub pattern: Option<String>,
+    pub pattern: Option<Arc<str>>,
     /// `None`: not recorded.
     pub verdict: Option<bool>,
     /// An error the check reported, or why an assertion failed.
@@ -233,6 +233,7 @@ pub fn baseline_runs(b: &Baseline, suite: &SuiteView, evidence: Option<&Transcri
         let task = catalog.get(id.as_str()).copied();
         let all_runs = t.runs.as_deref().unwrap_or_default();
         let mut transcripts_of_task = Vec::new();
+        let mut memo = CheckWords::new();
         let runs: Vec<RunView> = all_runs
             .iter()
             .take(MAX_RUNS)
@@ -244,7 +245,7 @@ pub fn baseline_runs(b: &Baseline, suite: &SuiteView, evidence: Option<&Transcri
                 if let (Some(view), Some(u)) = (transcript, &transcript_url) {
                     transcripts_of_task.push((u.clone(), std::sync::Arc::clone(view)));
                 }
-                let view = run_view(n, r, task, transcript.map(|t| t.end.reason.as_str()), transcript_url);
+                let view = run_view(n, r, task, transcript.map(|t| t.end.reason.as_str()), transcript_url, &mut memo);
                 if !view.solved {
                     for kind in failed_kinds(r) {
                         failures.entry(kind).or_default().push(RunLink {
@@ -360,6 +361,7 @@ fn run_view(
     task: Option<&CatalogTask>,
     transcript_reason: Option<&str>,
     transcript: Option<String>,
+    memo: &mut CheckWords,
 ) -> RunView {
     let none = DetailsHeadline::default();
     let d = r.solve_details.as_ref().unwrap_or(&none);
@@ -376,7 +378,7 @@ fn run_view(
             checks.push(Check {
                 kind: "expected tools",
                 pattern: None,
-                what: list(&t.expected_tools),
+                what: list(&t.expected_tools).into(),
                 verdict: d.expected_tools_met,
                 note,
             });
@@ -387,14 +389,14 @@ fn run_view(
             checks.push(Check {
                 kind: "forbidden tools",
                 pattern: None,
-                what: list(&t.forbidden_tools),
+                what: list(&t.forbidden_tools).into(),
                 verdict: d.forbidden_tools_clean,
                 note,
             });
         }
     } else {
         // The task is not in the current suite: the lists are unknown, the verdicts are not.
-        let unknown = "(the task is not in the current suite)".to_string();
+        let unknown: Arc<str> = "(the task is not in the current suite)".into();
         checks.push(Check {
             kind: "expected tools",
             what: unknown.clone(),
@@ -413,7 +415,7 @@ fn run_view(
     let plain = crate::checks::explain::Explainer::default();
     let explainer = task.map_or(&plain, |t| &*t.explainer);
     for matcher in d.matcher_details.iter().flatten().take(MAX_LISTED) {
-        checks.push(matcher_check(matcher, explainer));
+        checks.push(matcher_check(matcher, explainer, memo));
     }
     for (i, a) in d.vault_assertion_details.iter().flatten().take(MAX_LISTED).enumerate() {
         // The task's own assertion, where the run recorded the same kind at
@@ -427,7 +429,7 @@ fn run_view(
         };
         checks.push(Check {
             kind: "vault assertion",
-            what: Shown::new(&what, VALUE_CHARS).text,
+            what: Shown::new(&what, VALUE_CHARS).text.into(),
             pattern: None,
             verdict: a.ok,
             note: a.reason.as_deref().filter(|s| !s.is_empty()).map(|s| Shown::new(s, VALUE_CHARS).text),
@@ -441,7 +443,8 @@ fn run_view(
             what: match budget {
                 Some(b) => format!("at most {b} tool calls ({} made)", number(m.tool_calls, 0)),
                 None => format!("{} tool calls made", number(m.tool_calls, 0)),
-            },
+            }
+            .into(),
             verdict: d.tool_budget_ok,
             note: None,
         });
@@ -475,7 +478,28 @@ fn run_view(
 /// A matcher as a run recorded it, in words (`checks::explain`: the rule
 /// and the value it looked for), with the pattern itself kept apart for
 /// whoever wants to read it.
-fn matcher_check(m: &MatcherHeadline, explainer: &crate::checks::explain::Explainer) -> Check {
+/// The words and pattern of each matcher a task's runs recorded, made once
+/// per task and shared by its runs (a baseline's runs repeat them k times).
+type CheckWords = HashMap<String, (Arc<str>, Option<Arc<str>>)>;
+
+fn matcher_check(m: &MatcherHeadline, explainer: &crate::checks::explain::Explainer, memo: &mut CheckWords) -> Check {
+    let key = format!("{:?}\0{:?}\0{:?}\0{:?}", m.kind, m.value, m.flags, m.criteria);
+    let (what, pattern) = memo.entry(key).or_insert_with(|| matcher_words(m, explainer)).clone();
+    Check {
+        kind: match m.kind.as_deref() {
+            Some("contains") => "contains",
+            Some("regex") => "regex",
+            Some("judge") => "judge",
+            _ => "matcher",
+        },
+        what,
+        pattern,
+        verdict: m.verdict,
+        note: m.error.as_deref().map(|e| Shown::new(e, VALUE_CHARS).text),
+    }
+}
+
+fn matcher_words(m: &MatcherHeadline, explainer: &crate::checks::explain::Explainer) -> (Arc<str>, Option<Arc<str>>) {
     use crate::format::OneOrMany;
     use crate::format::task::Matcher;
     let values = || match &m.value {
@@ -500,13 +524,7 @@ fn matcher_check(m: &MatcherHeadline, explainer: &crate::checks::explain::Explai
         _ => None,
     };
     let what = matcher.as_ref().map_or_else(String::new, |x| explainer.matcher(x));
-    Check {
-        kind,
-        what: Shown::new(&what, VALUE_CHARS).text,
-        pattern: pattern.map(|p| Shown::new(&p, VALUE_CHARS).text),
-        verdict: m.verdict,
-        note: m.error.as_deref().map(|e| Shown::new(e, VALUE_CHARS).text),
-    }
+    (Shown::new(&what, VALUE_CHARS).text.into(), pattern.map(|p| Shown::new(&p, VALUE_CHARS).text.into()))
 }
 
 fn shorten_list(items: &[String]) -> String {
@@ -631,7 +649,7 @@ mod tests {
         assert_eq!(run.failed_on, "expected tools, regex, tool budget");
         let regex = run.checks.iter().find(|c| c.kind == "regex").unwrap();
         // In words, the pattern kept apart.
-        assert_eq!((regex.what.as_str(), regex.verdict), ("the text matches /a+/i", Some(false)));
+        assert_eq!((&*regex.what, regex.verdict), ("the text matches /a+/i", Some(false)));
         assert_eq!(regex.pattern.as_deref(), Some("/a+/i"));
         let contains = run.checks.iter().find(|c| c.kind == "contains").unwrap();
         assert!(
