@@ -496,7 +496,7 @@ pub fn time(t: Time) -> String {
     match (h, m) {
         (12, 0) => spoken.push("(?:12 )?(?:noon|midday)".to_string()),
         (0, 0) => spoken.push("midnight".to_string()),
-        (_, 0) => spoken.push(format!("{} (?:o['\u{2019}]clock|{})", hour_word(h), &suffix[3..])),
+        (_, 0) => spoken.push(format!("(?:{}|{h12}) (?:o['\u{2019}]clock|{})", hour_word(h), &suffix[3..])),
         _ => {}
     }
     let past = |words: &str| format!("{words} past {}", hour_word(h));
@@ -682,7 +682,15 @@ fn text_body(value: &str) -> String {
     if is_digit_string(value) {
         // Its digits in order, grouped and bracketed any way.
         let digits: Vec<String> = value.chars().filter(char::is_ascii_digit).map(String::from).collect();
-        return digits.join(r"[^\w\n]{0,3}");
+        let joined = digits.join(r"[^\w\n]{0,3}");
+        // A national number's leading 0 is also written as a country code
+        // (`+44 1632 960418`, `+44 (0)1632 960418`).
+        return match joined.strip_prefix('0') {
+            Some(rest) if value.trim_start().starts_with('0') => {
+                format!(r"(?:0|\+\d{{1,3}}[^\w\n]{{0,3}}(?:\(0\)[^\w\n]{{0,2}})?){rest}")
+            }
+            _ => joined,
+        };
     }
     let chars: Vec<char> = value.trim().chars().collect();
     let mut out = String::new();
@@ -1246,6 +1254,14 @@ mod tests {
         // A day is one or two digits alone: "Sept: 1,396" holds no date.
         let read = Regex::with_flags(&not_numbers(false), "i").unwrap();
         assert_eq!(read.find("Sept: 1,396").map(|m| m.range()), None);
+        // A phone number with its country code for the leading 0.
+        let phone = text("01632 960418");
+        for yes in ["01632 960418", "+44 1632 960418", "+44 (0)1632 960 418", "(01632) 960418"] {
+            assert!(finds(&phone, yes), "{yes}");
+        }
+        assert!(!finds(&phone, "+44 1632 960419") && !finds(&phone, "101632 960418"));
+        let ten = time(Time { hour: 10, minute: 0 });
+        assert!(finds(&ten, "10 o'clock in the morning") && finds(&ten, "ten o’clock"));
         let with_years = Regex::with_flags(&format!("^(?:{})$", not_numbers(true)), "i").unwrap();
         assert!(with_years.find("2032").is_none(), "a year is a value where the line's value is one");
         let quantity = Regex::with_flags(&format!("^(?:{})", quantity_for()), "i").unwrap();
