@@ -868,10 +868,17 @@ fn view_follows_a_running_sweep_and_leads_to_a_run_its_transcript_and_the_compar
     let view = Watcher::serving(root, &["view", "--suite", suite, "--port", "0"]);
     let driver = Driver::start(&chromium, &chromedriver);
     driver.goto(&format!("{}index.html", view.url));
-    let finished = "var m = document.querySelector('main').textContent.match(/(\\d+) of (\\d+) runs have finished/); \
-        return m ? Number(m[1]) : -1;";
-    let first = driver.eval(finished).as_i64().unwrap();
-    assert!(first >= 0, "the page says how far the sweep is");
+    // (null while the page is between two loads: it reloads as runs finish.)
+    let finished = "var main = document.querySelector('main'); if (!main || document.readyState !== 'complete') return null; \
+        var m = main.textContent.match(/(\\d+) of (\\d+) runs have finished/); return m ? Number(m[1]) : -1;";
+    let mut first = -1;
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            first = driver.eval(finished).as_i64().unwrap_or(-1);
+            first >= 0
+        }),
+        "the page says how far the sweep is"
+    );
     assert!(driver.wait_until("return document.documentElement.getAttribute('data-live-reload') === 'connected';"));
     // No one reloads: the page does, as runs finish.
     assert!(
@@ -886,10 +893,15 @@ fn view_follows_a_running_sweep_and_leads_to_a_run_its_transcript_and_the_compar
     // The run, a task, a run's transcript.
     driver.click("main a[href^='baselines/run-']");
     assert!(driver.wait_until("return /\\/baselines\\/run-[^/]+\\.html$/.test(location.pathname);"));
+    assert!(driver.wait_until("return document.querySelector('a[href$=\"ferry-read-toll.html\"]') !== null;"));
     let task = driver.eval("return document.querySelector('a[href$=\"ferry-read-toll.html\"]').href;");
     driver.goto(task.as_str().unwrap());
     assert!(driver.wait_until("return location.pathname.endsWith('/ferry-read-toll.html');"));
-    assert!(driver.eval("return document.querySelector('.check-what').textContent.length > 0;") == json!(true));
+    assert!(
+        driver.wait_until(
+            "var c = document.querySelector('.check-what'); return c !== null && c.textContent.length > 0;"
+        )
+    );
     driver.click("a.transcript-link");
     assert!(driver.wait_until("return location.pathname.endsWith('/ferry-read-toll/run-1.html');"));
     assert!(driver.wait_until(
