@@ -70,6 +70,49 @@ impl ServerState {
     }
 }
 
+/// The preview server, listening on 127.0.0.1 (`publish --watch`, `view`).
+pub struct Server {
+    pub addr: std::net::SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Server {
+    /// Serve `out` on 127.0.0.1:`port` (0: any free port) on `runtime`.
+    pub fn start(
+        runtime: &tokio::runtime::Runtime,
+        port: u16,
+        out: PathBuf,
+        state: Arc<ServerState>,
+    ) -> anyhow::Result<Server> {
+        use anyhow::Context;
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(("127.0.0.1", port)))
+            .with_context(|| format!("listening on 127.0.0.1:{port}"))?;
+        let addr = listener.local_addr().context("reading the server address")?;
+        let app = router(out, state);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = runtime.spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Ok(Server { addr, stop, task })
+    }
+
+    /// Close the pages' reload streams, stop accepting, and give the
+    /// requests under way up to 3 s to finish.
+    pub fn stop(self, runtime: &tokio::runtime::Runtime, state: &ServerState) {
+        state.close_streams();
+        let _ = self.stop.send(());
+        runtime.block_on(async {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(3), self.task).await;
+        });
+    }
+}
+
 pub fn router(out: PathBuf, state: Arc<ServerState>) -> Router {
     let files = ServeDir::new(&out).not_found_service(ServeFile::new(out.join("404.html")));
     let site = Router::new()

@@ -395,19 +395,8 @@ pub fn serve(options: &ViewOptions, notify: &mut dyn FnMut(Notice)) -> Result<St
         state.reload(n);
     };
     build(&state, 1, notify);
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind(("127.0.0.1", options.port)))
-        .with_context(|| format!("listening on 127.0.0.1:{}", options.port))?;
-    let addr = listener.local_addr().context("reading the server address")?;
-    let app = serve::router(out.root().to_path_buf(), Arc::clone(&state));
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = runtime.spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stop_rx.await;
-            })
-            .await
-    });
+    let server = serve::Server::start(&runtime, options.port, out.root().to_path_buf(), Arc::clone(&state))?;
+    let addr = server.addr;
     let (signal_tx, signal_rx) = std::sync::mpsc::channel();
     runtime.spawn(async move {
         let _ = signal_tx.send(crate::publish::watch::wait_for_signal().await);
@@ -428,11 +417,7 @@ pub fn serve(options: &ViewOptions, notify: &mut dyn FnMut(Notice)) -> Result<St
             build(&state, n, notify);
         }
     };
-    state.close_streams();
-    let _ = stop_tx.send(());
-    runtime.block_on(async {
-        let _ = tokio::time::timeout(Duration::from_secs(3), server).await;
-    });
+    server.stop(&runtime, &state);
     runtime.shutdown_timeout(Duration::from_millis(200));
     drop(folder);
     Ok(stopped)

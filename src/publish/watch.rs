@@ -258,19 +258,8 @@ pub fn run(options: PublishOptions, watch: WatchOptions, notify: &mut dyn FnMut(
     let mut builder = Rebuilder { options: options.clone(), out, owner, site: None, stale: BTreeSet::new(), build: 0 };
     builder.rebuild(&[ChangeKind::Config], &state, notify, false);
 
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind(("127.0.0.1", watch.port)))
-        .with_context(|| format!("listening on 127.0.0.1:{}", watch.port))?;
-    let addr = listener.local_addr().context("reading the server address")?;
-    let app = serve::router(builder.out.root().to_path_buf(), Arc::clone(&state));
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = runtime.spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stop_rx.await;
-            })
-            .await
-    });
+    let server = serve::Server::start(&runtime, watch.port, builder.out.root().to_path_buf(), Arc::clone(&state))?;
+    let addr = server.addr;
     let signal_tx = tx.clone();
     runtime.spawn(async move {
         let stopped = wait_for_signal().await;
@@ -346,11 +335,7 @@ pub fn run(options: PublishOptions, watch: WatchOptions, notify: &mut dyn FnMut(
         }
     };
     drop(debouncer);
-    state.close_streams();
-    let _ = stop_tx.send(());
-    runtime.block_on(async {
-        let _ = tokio::time::timeout(Duration::from_secs(3), server).await;
-    });
+    server.stop(&runtime, &state);
     runtime.shutdown_timeout(Duration::from_millis(200));
     Ok(stopped)
 }
