@@ -204,10 +204,11 @@ fn units_of(unit: &Option<OneOrMany<String>>) -> Vec<String> {
 /// markers, quote marks, heading marks, table bars and emphasis (any marks
 /// but letters and digits), or a number of a numbered list.
 const LINE_START: &str = r"(?<![^\n])[^\w\n]*(?:\d{1,3}[.)][^\w\n]*)?";
-/// After the label: a parenthesis, emphasis, then a colon, a bar or a dash.
-const LABEL_END: &str = r"(?: ?\([^()\n]{0,60}\))?[\t *_`~]*(?:[:|]|[\u2013\u2014-](?= ))[\t *_`~|:]*";
-/// After a label with no parenthesis: emphasis, then a colon, a bar or a dash.
-const LABEL_END_BARE: &str = r"[\t *_`~]*(?:[:|]|[\u2013\u2014-](?= ))[\t *_`~|:]*";
+/// After the label, what qualifies it: `Label (date and time):`.
+const LABEL_QUALIFIER: &str = r"(?: ?\([^()\n]{0,60}\))?";
+/// After a label and its parenthesis, if any: emphasis, then a colon, a
+/// bar or a dash.
+const LABEL_END: &str = r"[\t *_`~]*(?:[:|]|[\u2013\u2014-](?= ))[\t *_`~|:]*";
 /// A character of an answer line. The line goes on past a line break into
 /// the next item of a list when that item is not labelled (has no colon in
 /// its first 40 characters) and the line before it ends with a colon (an
@@ -218,7 +219,7 @@ const WITHIN: &str = r"(?:[^\n]|\n(?= *(?:[-*+\u2022]|\d+[.)]) (?![^:\n]{0,40}:)
 
 /// An answer line's start, up to its value.
 fn label_line(label: &str) -> String {
-    format!("{LINE_START}{}{LABEL_END}", label_pattern(label))
+    format!("{LINE_START}{}{LABEL_QUALIFIER}{LABEL_END}", label_pattern(label))
 }
 
 /// The values of one answer line, read from its source.
@@ -322,6 +323,9 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
     let unit_pattern = (!units.is_empty() && line.not_given.is_none()).then(|| spell::units(&units));
     let how = Spelling { units: unit_pattern.as_deref(), other_names: &names };
     let ll = label_line(label);
+    // A later line whose label is qualified ("Toll (2031 table):") gives
+    // another value on purpose, for comparison: only the bare label corrects.
+    let bare_ll = format!("{LINE_START}{}{LABEL_END}", label_pattern(label));
     let mut out = Vec::new();
 
     // The first line so labelled, the answer line, gives every value (or
@@ -438,10 +442,6 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
             // (A correction is one line: read without the list
             // continuation an answer line may have, which keeps the
             // pattern short.)
-            // A later line whose label is qualified ("Toll (2031 table):")
-            // gives another value on purpose, for comparison: only the bare
-            // label corrects.
-            let bare_ll = format!("{LINE_START}{}{LABEL_END_BARE}", label_pattern(label));
             let later = format!(r"[\s\S]*?{bare_ll}(?![^\n]*?(?:{}))", mine.join("|"));
             let skip = parts.join("|");
             let fits = |alts: &str| no_other_in(&later, &skip, alts, "[^\n]").chars().count() <= MAX_PATTERN_LEN;

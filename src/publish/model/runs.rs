@@ -486,16 +486,21 @@ fn matcher_check(m: &MatcherHeadline, explainer: &crate::checks::explain::Explai
     let key = format!("{:?}\0{:?}\0{:?}\0{:?}", m.kind, m.value, m.flags, m.criteria);
     let (what, pattern) = memo.entry(key).or_insert_with(|| matcher_words(m, explainer)).clone();
     Check {
-        kind: match m.kind.as_deref() {
-            Some("contains") => "contains",
-            Some("regex") => "regex",
-            Some("judge") => "judge",
-            _ => "matcher",
-        },
+        kind: matcher_kind(m),
         what,
         pattern,
         verdict: m.verdict,
         note: m.error.as_deref().map(|e| Shown::new(e, VALUE_CHARS).text),
+    }
+}
+
+/// The kind of check a recorded matcher is, as a check's `kind` names it.
+fn matcher_kind(m: &MatcherHeadline) -> &'static str {
+    match m.kind.as_deref() {
+        Some("contains") => "contains",
+        Some("regex") => "regex",
+        Some("judge") => "judge",
+        _ => "matcher",
     }
 }
 
@@ -510,14 +515,14 @@ fn matcher_words(m: &MatcherHeadline, explainer: &crate::checks::explain::Explai
         Some(other) => Some(OneOrMany::One(other.to_string())),
         None => None,
     };
-    let (kind, matcher) = match m.kind.as_deref() {
-        Some("contains") => ("contains", values().map(|value| Matcher::Contains { value })),
-        Some("regex") => ("regex", values().map(|value| Matcher::Regex { value, flags: m.flags.clone() })),
-        Some("judge") => ("judge", m.criteria.clone().map(|criteria| Matcher::Judge { criteria })),
-        _ => ("matcher", None),
+    let matcher = match matcher_kind(m) {
+        "contains" => values().map(|value| Matcher::Contains { value }),
+        "regex" => values().map(|value| Matcher::Regex { value, flags: m.flags.clone() }),
+        "judge" => m.criteria.clone().map(|criteria| Matcher::Judge { criteria }),
+        _ => None,
     };
-    let pattern = match (&matcher, kind) {
-        (Some(Matcher::Regex { value, flags }), _) => {
+    let pattern = match &matcher {
+        Some(Matcher::Regex { value, flags }) => {
             let flags = flags.as_deref().unwrap_or("");
             Some(value.as_slice().iter().map(|p| format!("/{p}/{flags}")).collect::<Vec<_>>().join(" | "))
         }
