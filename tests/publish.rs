@@ -655,38 +655,7 @@ fn every_generated_url_is_safe_and_leads_somewhere_whatever_the_names() {
     let out = vaultbench(&["publish", "--docs", "docs", "--out", "site", "--strict"], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
 
-    let site = dir.path().join("site");
-    let mut checked = 0;
-    for entry in walkdir::WalkDir::new(&site) {
-        let entry = entry.unwrap();
-        if entry.path().extension().is_none_or(|e| e != "html") {
-            continue;
-        }
-        let page = entry.path();
-        let html = std::fs::read_to_string(page).unwrap();
-        for url in urls(&html) {
-            let at = format!("{}: {url:?}", page.strip_prefix(&site).unwrap().display());
-            let before_path_end = url.split(['/', '?', '#']).next().unwrap();
-            if before_path_end.contains(':') {
-                let scheme = before_path_end.split(':').next().unwrap().to_ascii_lowercase();
-                assert!(["http", "https", "mailto"].contains(&scheme.as_str()), "{at}: a {scheme}: URL");
-                continue;
-            }
-            assert!(!url.starts_with("//"), "{at}: a URL to another host");
-            let path = url.split(['#', '?']).next().unwrap();
-            if path.is_empty() {
-                continue; // `#anchor` on the same page
-            }
-            let target = if let Some(abs) = path.strip_prefix('/') {
-                site.join(percent_decode(abs))
-            } else {
-                page.parent().unwrap().join(percent_decode(path))
-            };
-            let target = if path.ends_with('/') { target.join("index.html") } else { target };
-            assert!(target.is_file(), "{at} leads to nothing ({})", target.display());
-            checked += 1;
-        }
-    }
+    let checked = assert_every_url_leads_somewhere(&dir.path().join("site"));
     assert!(checked > 100, "only {checked} URLs checked");
     let page = read(dir.path(), "baselines/javascript:alert(1).html");
     assert!(page.contains("href=\"javascript%3Aalert%281%29.evidence.tar.gz\""), "{page}");
