@@ -77,8 +77,20 @@ impl Driver {
         v["value"].clone()
     }
 
+    /// Open `url` and wait until its document has loaded (a navigation's
+    /// answer can come back while a slow machine still parses the page).
     fn goto(&self, url: &str) {
         self.call("POST", &format!("/session/{}/url", self.session), Some(json!({"url": url})));
+        let loaded = self.wait_until("return document.readyState === 'complete';");
+        assert!(loaded, "{url} did not finish loading within 10 s: {}", self.eval(PAGE_STATE));
+    }
+
+    /// Wait until `css` matches an element of the page, or fail saying what
+    /// the page shows instead.
+    fn wait_for(&self, css: &str) {
+        let script = format!("return document.querySelector({}) !== null;", json!(css));
+        let found = self.wait_until(&script);
+        assert!(found, "no `{css}` on the page within 10 s; the page: {}", self.eval(PAGE_STATE));
     }
 
     fn eval(&self, script: &str) -> Value {
@@ -147,6 +159,10 @@ fn programs() -> Option<(PathBuf, PathBuf)> {
     }
 }
 
+/// What a failing wait reports: where the browser is and what it shows.
+const PAGE_STATE: &str = "return {url: location.href, state: document.readyState, title: document.title, \
+    text: (document.body ? document.body.innerText : '').slice(0, 400)};";
+
 const ROWS: &str = "return Array.from(document.querySelectorAll('table.results tbody tr'))\
     .map(tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent.trim().replace(/\\s+/g, ' ')));";
 
@@ -165,6 +181,7 @@ fn the_results_page_reloads_with_a_new_baseline_within_two_seconds() {
     let driver = Driver::start(&chromium, &chromedriver);
 
     driver.goto(&format!("{}results.html", watch.url));
+    driver.wait_for("table.results tbody tr");
     let rows = driver.eval(ROWS);
     assert_eq!(
         rows,
