@@ -9,7 +9,9 @@
 //!   other value of their kinds: a second number on a number line, a second
 //!   time on a time line, a listed other candidate on a text line, is a
 //!   hedge and fails, and so is a later line with the same label that
-//!   corrects the first ("Toll: 9" ... "Toll: 12"). A line is read as
+//!   corrects the first ("Toll: 9" ... "Toll: 12"), and so is a value
+//!   offered with a doubt ("maybe", "or" before anything but the value
+//!   again) unless the line is said in a sentence (`prose`). A line is read as
 //!   tokens: the line's own values first (so the `four` of `twenty-four` or
 //!   the `2` of `Fl(2)` is no other value), then working (`(412 + 388 +
 //!   295)`), then candidates. What the rest of the answer says is free. The
@@ -453,6 +455,37 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
                         what.replacen("no other", "another", 1).replacen("none of", "one of", 1)
                     ),
                 ));
+            }
+        }
+    }
+
+    // The answer line offers its value without a doubt: no "maybe", no
+    // "or" before something else (a sentence's words are its own). One
+    // pattern where it fits; else the words and the "or" apart, and the
+    // "or" before the line's own values too where even that is too long.
+    let prose = line.prose || items.iter().any(|v| matches!(v, Val::Word(_)));
+    if !prose && line.not_given.is_none() {
+        let bare = Spelling { units: None, ..how };
+        let own: Vec<String> = items.iter().map(|v| v.pattern(&bare)).collect();
+        let doubt = |hedge: &str| format!(r"^(?!{}{WITHIN}*?(?:{hedge}))", &head[1..]);
+        let words = spell::HEDGES.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ");
+        let said = |what: &str| {
+            format!(
+                "the first line \"{label}: ...\" offers its value without a doubt: {what} (a value offered with a doubt is a hedge)"
+            )
+        };
+        let (hedge_words, hedge_or) = (spell::hedge_words(), spell::hedge_or(&own));
+        let or_else = "no \"or\" before another value";
+        let whole = doubt(&format!("{hedge_words}|{hedge_or}"));
+        if whole.chars().count() <= MAX_PATTERN_LEN {
+            out.push((regex(whole, "i"), said(&format!("none of {words}, and {or_else}"))));
+        } else {
+            out.push((regex(doubt(&hedge_words), "i"), said(&format!("none of {words}"))));
+            let or = doubt(&hedge_or);
+            if or.chars().count() <= MAX_PATTERN_LEN {
+                out.push((regex(or, "i"), said(or_else)));
+            } else {
+                out.push((regex(doubt(&spell::hedge_or(&[])), "i"), said("no \"or\" on it")));
             }
         }
     }
@@ -1113,8 +1146,68 @@ mod tests {
                 "no later line \"Toll: ...\" gives another number instead (a correction of the answer line)",
                 "the first line \"Toll: ...\" gives no other number (a second value there is a hedge)",
                 "no later line \"Toll: ...\" gives another number instead (a correction of the answer line)",
+                "the first line \"Toll: ...\" offers its value without a doubt: none of \"maybe\", \"perhaps\", \
+                 \"possibly\", \"probably\", \"might\", \"could\", \"either\", \"unsure\", \"not sure\", \
+                 \"uncertain\", \"unclear\", and no \"or\" before another value (a value offered with a doubt is a \
+                 hedge)",
             ]
         );
+    }
+
+    /// Every hedge word, on a line of every sort of value, makes it a
+    /// hedge; an "or" before the line's own value again does not, and
+    /// what the rest of the answer doubts is free. A line said in a
+    /// sentence (`prose`) keeps its "or" and "might".
+    #[test]
+    fn a_value_offered_with_a_doubt_is_a_hedge_on_every_sort_of_line() {
+        let request = "Lines `Toll:`, `Captain:`, `Code:` and `Sailing:`";
+        let c = compiled(
+            r#"
+[[line]]
+label = "Toll"
+number = 9
+unit = "tallies"
+
+[[line]]
+label = "Captain"
+name = "Morwen Cale"
+others = ["Piet Landry"]
+
+[[line]]
+label = "Code"
+text = "OH-KR23M-4"
+
+[[line]]
+label = "Sailing"
+date = "2031-10-09"
+time = "19:30"
+"#,
+            request,
+        );
+        let good = "Toll: 9 tallies\nCaptain: Morwen Cale\nCode: OH-KR23M-4\nSailing: 9 October 2031, 19:30\n\n\
+                    The rota might be stale, or perhaps not; maybe ask Piet Landry.";
+        assert!(holds(&c, good));
+        for (from, restated) in [
+            ("9 tallies", "9 tallies, or nine tallies"),
+            ("Morwen Cale", "Morwen Cale (or M. Cale)"),
+            ("OH-KR23M-4", "OH-KR23M-4, or oh-kr23m-4"),
+            ("19:30", "19:30, or 7.30 pm"),
+        ] {
+            assert!(holds(&c, &good.replacen(from, restated, 1)), "{restated}");
+        }
+        for from in ["9 tallies", "Morwen Cale", "OH-KR23M-4", "19:30"] {
+            for hedge in spell::HEDGES.iter().chain(&["or"]) {
+                for doubted in
+                    [format!("{from} ({hedge} not)"), format!("{from}, {} the other one", hedge.to_uppercase())]
+                {
+                    assert!(!holds(&c, &good.replacen(from, &doubted, 1)), "{doubted}");
+                }
+            }
+        }
+        let prose =
+            compiled("[[line]]\nlabel = \"Reason\"\nprose = true\ntext = \"no mains\"\n", "a line `Reason: ...`");
+        assert!(holds(&prose, "Reason: there are no mains, so it might run on 24 V or on the battery"));
+        assert_eq!(prose.output_matchers.len(), 1, "no hedge matcher on a sentence: {:?}", prose.matcher_notes);
     }
 
     #[test]

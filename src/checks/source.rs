@@ -130,6 +130,11 @@ pub struct Line {
     /// The right answer is that the notes do not give it: the line says so
     /// in words and holds no value of this kind and no number.
     pub not_given: Option<NotGiven>,
+    /// The value is said in a sentence (a reason, a cause, a fix): "or",
+    /// "might" and the like belong to its wording and offer no second
+    /// value. A keyword line is read so without it.
+    #[serde(default)]
+    pub prose: bool,
 }
 
 /// A value stated (or never stated) anywhere in the answer.

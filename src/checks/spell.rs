@@ -82,6 +82,37 @@ const CONNECTIVES: &str = "or|and|if|to|but|than|for|fewer|more|less|maybe|perha
 /// handcart" names what the value is for.
 const CONNECTIVES_BEFORE: &str = "or|and|if|to|but|than|maybe|perhaps";
 
+/// Words that offer a value with a doubt ("9 tallies, maybe 12", "Morwen
+/// Cale, or the rostered captain"): on an answer line that holds a value
+/// they make it a hedge. `or` is left out: it is one only when it offers
+/// something else than the line's own value ("9, or nine").
+pub const HEDGES: &[&str] = &[
+    "maybe",
+    "perhaps",
+    "possibly",
+    "probably",
+    "might",
+    "could",
+    "either",
+    "unsure",
+    "not sure",
+    "uncertain",
+    "unclear",
+];
+
+/// The pattern of a word of [`HEDGES`].
+pub fn hedge_words() -> String {
+    let words: Vec<String> = HEDGES.iter().map(|w| w.replace(' ', r"\s+")).collect();
+    format!(r"(?<![\w])(?:{})(?![\w])", words.join("|"))
+}
+
+/// The pattern of an `or` that offers something else than one of `own`
+/// (the patterns of a line's own values; none: every `or`).
+pub fn hedge_or(own: &[String]) -> String {
+    let restated = if own.is_empty() { String::new() } else { format!(r"(?![^\w\n]{{0,4}}(?:{}))", own.join("|")) };
+    format!(r"(?<![\w])or(?![\w]){restated}")
+}
+
 // ---------------------------------------------------------------- numbers
 
 /// A number as written in a source: digits, an optional decimal part; `,`,
