@@ -1264,3 +1264,100 @@ fn a_hostile_evidence_archive_is_a_warning_naming_it_and_fails_strict() {
     let out = vaultbench(&["publish", "--strict"], dir.path());
     assert!(!out.status.success(), "{}", stderr(&out));
 }
+
+/// The files of a built site, by path (the marker and lock files left out).
+fn site_files(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && !e.file_name().to_string_lossy().starts_with(".vaultbench-site"))
+        .map(|e| {
+            let rel = e.path().strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+/// "(N written, M unchanged, ...)" of a build's summary line.
+fn written_unchanged(out: &std::process::Output) -> (usize, usize) {
+    let text = stdout(out);
+    let figure = |word: &str| -> usize {
+        let at = text.find(&format!(" {word}")).unwrap_or_else(|| panic!("no `{word}` in {text}"));
+        text[..at].rsplit(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    };
+    (figure("written"), figure("unchanged"))
+}
+
+#[test]
+fn a_page_is_left_as_the_last_build_wrote_it_only_while_its_data_its_file_and_the_program_are_the_same() {
+    let dir = project();
+    let baselines = dir.path().join("evals/baselines");
+    write_result(&baselines.join("ollama-a.json"), &sample_result("ollama", "a", &[("t", &[true]), ("u", &[false])]));
+    write_result(&baselines.join("ollama-b.json"), &sample_result("ollama", "b", &[("t", &[false]), ("u", &[true])]));
+    let docs = repo_docs();
+    let build = |out: &str| {
+        let built = vaultbench(&["publish", "--docs", docs.to_str().unwrap(), "--out", out], dir.path());
+        assert!(built.status.success(), "{}{}", stdout(&built), stderr(&built));
+        built
+    };
+    let site = dir.path().join("site");
+    let fresh = dir.path().join("fresh");
+    let same_as_fresh = |why: &str| {
+        let _ = std::fs::remove_dir_all(&fresh);
+        build("fresh");
+        assert!(site_files(&site) == site_files(&fresh), "{why}: the site differs from a fresh build");
+    };
+    let (written, _) = written_unchanged(&build("site"));
+    assert!(written > 0);
+    let manifest = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(site.join(".vaultbench-site")).unwrap()).unwrap()
+    };
+    let page = "baselines/ollama-a/t.html";
+    assert!(manifest()["pages"][page]["digest"].is_u64(), "the task page is recorded: {}", manifest());
+
+    // Nothing changed: every page is left as it is, and the site is the one
+    // a fresh build makes (search index included).
+    assert_eq!(written_unchanged(&build("site")).0, 0);
+    same_as_fresh("a second build");
+
+    // A page edited by hand is not what the last build left: rendered again.
+    std::fs::write(site.join(page), "edited by hand").unwrap();
+    assert_eq!(written_unchanged(&build("site")).0, 1);
+    same_as_fresh("after a page was edited by hand");
+
+    // New data for one baseline: its pages change, the other's are kept.
+    let before_b = std::fs::read(site.join("baselines/ollama-b/t.html")).unwrap();
+    write_result(&baselines.join("ollama-a.json"), &sample_result("ollama", "a", &[("t", &[false]), ("u", &[false])]));
+    build("site");
+    same_as_fresh("after a baseline changed");
+    assert_eq!(std::fs::read(site.join("baselines/ollama-b/t.html")).unwrap(), before_b);
+
+    // A record is trusted only from the program that wrote it: a page whose
+    // file and stamp match its record, but written by another program, is
+    // rendered again.
+    std::fs::write(site.join(page), "stale").unwrap();
+    let meta = std::fs::metadata(site.join(page)).unwrap();
+    let mut m = manifest();
+    let modified = meta.modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap();
+    m["pages"][page]["size"] = meta.len().into();
+    m["pages"][page]["modified"] =
+        serde_json::json!({"secs_since_epoch": modified.as_secs(), "nanos_since_epoch": modified.subsec_nanos()});
+    m["pages"][page]["inode"] = std::os::unix::fs::MetadataExt::ino(&meta).into();
+    let ours = m.clone();
+    m["program"] = "vaultbench 0.0.0 (another build)".into();
+    std::fs::write(site.join(".vaultbench-site"), serde_json::to_vec(&m).unwrap()).unwrap();
+    build("site");
+    same_as_fresh("after another program's records");
+    // (The same records, from this program, would have kept the stale page.)
+    std::fs::write(site.join(page), "stale").unwrap();
+    let meta = std::fs::metadata(site.join(page)).unwrap();
+    let mut ours = ours;
+    let modified = meta.modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap();
+    ours["pages"][page]["size"] = meta.len().into();
+    ours["pages"][page]["modified"] =
+        serde_json::json!({"secs_since_epoch": modified.as_secs(), "nanos_since_epoch": modified.subsec_nanos()});
+    ours["pages"][page]["inode"] = std::os::unix::fs::MetadataExt::ino(&meta).into();
+    std::fs::write(site.join(".vaultbench-site"), serde_json::to_vec(&ours).unwrap()).unwrap();
+    build("site");
+    assert_eq!(std::fs::read_to_string(site.join(page)).unwrap(), "stale", "the record is what decides");
+}

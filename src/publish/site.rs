@@ -305,9 +305,14 @@ impl Site {
         std::thread::scope(|scope| {
             let dates =
                 scope.spawn(|| if config.last_updated { dates::last_updated(&options.docs) } else { Dates::new() });
-            let suite = scope.spawn(|| load_suite(&options.suite));
+            // The suite hashes only the tasks a baseline recorded a hash for
+            // (to tell which were edited since), known once the baselines are.
+            let (recorded_tx, recorded_rx) = std::sync::mpsc::channel();
+            let root = &options.suite;
+            let suite = scope.spawn(move || load_suite(root, || recorded_rx.recv().unwrap_or_default()));
             let history = scope.spawn(|| load_history(&options.baselines));
             let data = scope.spawn(|| -> Result<_> {
+                let recorded_tx = recorded_tx;
                 if options.require_baselines && !options.baselines.is_dir() {
                     anyhow::bail!(
                         "the baselines folder {} does not exist (--baselines): check the name, or leave the option \
@@ -316,6 +321,7 @@ impl Site {
                     );
                 }
                 let (baselines, warnings) = baselines::load_dir(&options.baselines)?;
+                let _ = recorded_tx.send(hashed_tasks(&baselines));
                 let evidence = load_evidence(&options.baselines, &baselines);
                 Ok((baselines, warnings, evidence))
             });
@@ -360,7 +366,8 @@ impl Site {
         baselines: Vec<(Baseline, Result<Transcripts, String>)>,
     ) -> Result<Site> {
         let config = SiteConfig { title, last_updated: false, ..SiteConfig::default() };
-        let (suite, suite_warnings) = load_suite(&options.suite);
+        let recorded = hashed_tasks(baselines.iter().map(|(b, _)| b));
+        let (suite, suite_warnings) = load_suite(&options.suite, || recorded);
         let templates = templates::load(&options.templates)?;
         let home_file = options.docs.join("index.md");
         let mut content = Content::default();
@@ -420,8 +427,18 @@ impl Site {
                     baselines::load_dir_reusing(&self.options.baselines, &self.baselines)?;
                 self.evidence = load_evidence_reusing(&self.options.baselines, &self.baselines, &self.evidence);
                 self.history = Arc::new(load_history(&self.options.baselines));
+                // A baseline that records a hash the suite was not asked for.
+                let recorded = hashed_tasks(&self.baselines);
+                let hashed: HashSet<&str> =
+                    self.suite.tasks.iter().filter(|t| t.content_hash.is_some()).map(|t| t.id.as_str()).collect();
+                if recorded.iter().any(|id| !hashed.contains(id.as_str())) {
+                    (self.suite, self.suite_warnings) = load_suite(&self.options.suite, || recorded);
+                }
             }
-            ChangeKind::Tasks => (self.suite, self.suite_warnings) = load_suite(&self.options.suite),
+            ChangeKind::Tasks => {
+                let recorded = hashed_tasks(&self.baselines);
+                (self.suite, self.suite_warnings) = load_suite(&self.options.suite, || recorded);
+            }
         }
         Ok(())
     }
@@ -766,43 +783,71 @@ impl Site {
         let mut search = SearchIndex::default();
         let mut sitemap = Vec::new();
         let kept = self.kept.lock().expect("kept pages lock").take();
-        let shared = kept.as_ref().map(|_| shared());
+        // The digests are needed to keep pages: in memory (`--watch`), or
+        // on disk, as the last build left them (a one-off build).
+        let shared = (kept.is_some() || sink.records_pages()).then(shared);
         let mut keep = kept.as_ref().map(|_| KeptPages::new());
         for part in outgoing.chunks(PAGES_AT_ONCE) {
+            // What the last build left on disk, for a one-off build.
+            let on_disk: Vec<Option<write::PageRecord>> = part
+                .iter()
+                .map(|page| if kept.is_none() { sink.kept(&page_rel(&page.url, clean)) } else { None })
+                .collect();
             let finished_pages: Vec<_> = part
                 .par_iter()
-                .map(|page| -> Result<(Arc<String>, Vec<html::Section>, _)> {
+                .zip(&on_disk)
+                .map(|(page, on_disk)| -> Result<(Made, _)> {
                     let before = kept.as_ref().and_then(|kept| kept.get(&page.url));
-                    let digests = shared.and_then(|shared| self.page_digests(page, shared, before));
-                    if let Some(same) = before.filter(|b| digests.is_some_and(|(_, data)| data == b.digest)) {
-                        return Ok((Arc::clone(&same.html), same.sections.clone(), digests));
+                    let hint = before.map(|b| (b.source, b.digest)).or(on_disk.as_ref().map(|r| (r.source, r.digest)));
+                    let digests = shared.and_then(|shared| self.page_digests(page, shared, hint));
+                    let same = |digest: u64| digests.is_some_and(|(_, data)| data == digest);
+                    if let Some(same) = before.filter(|b| same(b.digest)) {
+                        return Ok((Made::Html(Arc::clone(&same.html), same.sections.clone()), digests));
+                    }
+                    if let Some(record) = on_disk.as_ref().filter(|r| same(r.digest)) {
+                        return Ok((Made::Kept(record.clone()), digests));
                     }
                     let ctx = self.page_context(page, order);
                     let text = if page.searched { html::Text::Search } else { html::Text::Skip };
                     let finished = self.render_finished(page.template, &ctx, page.levels, text)?;
-                    Ok((Arc::new(finished.html), finished.sections, digests))
+                    Ok((Made::Html(Arc::new(finished.html), finished.sections), digests))
                 })
                 .collect();
             let mut files = Vec::with_capacity(part.len());
             for (page, finished) in part.iter().zip(finished_pages) {
-                let (html, sections, digests) = finished?;
+                let (made, digests) = finished?;
+                let rel = page_rel(&page.url, clean);
+                let (html, sections) = match made {
+                    Made::Html(html, sections) => (html, sections),
+                    Made::Kept(record) => {
+                        if page.searched {
+                            search.add(&page.title, &url::from_root(&page.url, clean), record.sections.clone());
+                            sitemap.push(page.url.clone());
+                        }
+                        files.push(OutFile { rel, data: OutData::Kept(record) });
+                        continue;
+                    }
+                };
+                let kept_sections = if page.searched { sections.clone() } else { Vec::new() };
                 if let (Some(keep), Some((source, digest))) = (&mut keep, digests) {
-                    let kept_sections = if page.searched { sections.clone() } else { Vec::new() };
                     keep.insert(
                         page.url.clone(),
-                        KeptPage { source, digest, html: Arc::clone(&html), sections: kept_sections },
+                        KeptPage { source, digest, html: Arc::clone(&html), sections: kept_sections.clone() },
                     );
                 }
-                let digest = digests.map(|(_, data)| data);
                 if page.searched {
                     search.add(&page.title, &url::from_root(&page.url, clean), sections);
                     sitemap.push(page.url.clone());
                 }
-                let data = match digest {
-                    Some(digest) => OutData::Known { bytes: html, digest },
+                let data = match digests {
+                    Some((source, digest)) => OutData::Known {
+                        bytes: html,
+                        digest,
+                        page: Some(write::PageRecord { source, digest, sections: kept_sections }),
+                    },
                     None => OutData::Bytes(Arc::unwrap_or_clone(html).into_bytes()),
                 };
-                files.push(OutFile { rel: page_rel(&page.url, clean), data });
+                files.push(OutFile { rel, data });
             }
             sink.write(files)?;
         }
@@ -840,7 +885,7 @@ impl Site {
     /// one of its data, computed only when the sources changed, since a
     /// baseline rewritten with another commit leaves most of its pages as
     /// they were. `None` for the other pages, which are few and always rendered.
-    fn page_digests(&self, page: &Outgoing, shared: u64, before: Option<&KeptPage>) -> Option<(u64, u64)> {
+    fn page_digests(&self, page: &Outgoing, shared: u64, before: Option<(u64, u64)>) -> Option<(u64, u64)> {
         let mut d = Digest::default();
         d.number(shared);
         d.text(&page.url);
@@ -853,8 +898,8 @@ impl Site {
         match &page.source {
             Source::Task { task, description } => {
                 d.number(task.digest);
-                if let Some(same) = before.filter(|b| b.source == d.finish()) {
-                    return Some((same.source, same.digest));
+                if let Some(same) = before.filter(|(source, _)| *source == d.finish()) {
+                    return Some(same);
                 }
                 data.value(task);
                 data.text(description);
@@ -863,8 +908,8 @@ impl Site {
                 d.number(task.digest);
                 d.number(run.n as u64);
                 d.number(transcript.digest);
-                if let Some(same) = before.filter(|b| b.source == d.finish()) {
-                    return Some((same.source, same.digest));
+                if let Some(same) = before.filter(|(source, _)| *source == d.finish()) {
+                    return Some(same);
                 }
                 data.value(&task.brief());
                 data.value(run);
@@ -1141,6 +1186,23 @@ pub trait Sink {
     /// before anything is written.
     fn begin(&mut self, rels: Vec<String>, warnings: &[Warning]) -> Result<()>;
     fn write(&mut self, files: Vec<OutFile>) -> Result<()>;
+    /// Whether the sink keeps records of the pages for the next build
+    /// ([`Sink::kept`]).
+    fn records_pages(&self) -> bool {
+        false
+    }
+    /// The record of the page at `rel` as the last build left it, if its
+    /// file is still as that build wrote it.
+    fn kept(&self, _rel: &str) -> Option<write::PageRecord> {
+        None
+    }
+}
+
+/// A page of [`Site::render_outgoing`]: rendered (or kept in memory), or
+/// left on disk as the last build wrote it.
+enum Made {
+    Html(Arc<String>, Vec<html::Section>),
+    Kept(write::PageRecord),
 }
 
 /// The sink of [`Site::build_into`]: the write stage.
@@ -1163,6 +1225,12 @@ impl Sink for Writer<'_, '_> {
     }
     fn write(&mut self, files: Vec<OutFile>) -> Result<()> {
         self.writing.as_mut().context("files before the build began")?.write(&files, self.stamps)
+    }
+    fn records_pages(&self) -> bool {
+        true
+    }
+    fn kept(&self, rel: &str) -> Option<write::PageRecord> {
+        self.writing.as_ref()?.kept(rel).cloned()
     }
 }
 
@@ -1295,9 +1363,22 @@ fn load_history(dir: &Path) -> crate::history::History {
     if dir.is_dir() { crate::history::load(dir) } else { crate::history::History::default() }
 }
 
-/// Load the suite for the catalog and the suite marks. A suite that does not
-/// load is a warning (the site still builds), and the catalog says so.
-fn load_suite(root: &Path) -> (SuiteView, Vec<Warning>) {
+/// The tasks some baseline recorded a content hash for.
+fn hashed_tasks<'a>(baselines: impl IntoIterator<Item = &'a Baseline>) -> HashSet<String> {
+    baselines
+        .into_iter()
+        .flat_map(|b| &b.headline.tasks)
+        .filter(|t| t.content_hash.is_some())
+        .filter_map(|t| t.id.clone())
+        .collect()
+}
+
+/// Load the suite for the catalog and the suite marks, with the content hash
+/// of each task in `hashed` (asked for once the catalog is read: hashing
+/// reads every fixture, which only a baseline that recorded hashes needs).
+/// A suite that does not load is a warning (the site still builds), and the
+/// catalog says so.
+fn load_suite(root: &Path, hashed: impl FnOnce() -> HashSet<String>) -> (SuiteView, Vec<Warning>) {
     let tasks_dir = Suite::tasks_dir(root);
     let folder = tasks_dir.display().to_string();
     let has_tasks = std::fs::read_dir(&tasks_dir)
@@ -1309,15 +1390,17 @@ fn load_suite(root: &Path) -> (SuiteView, Vec<Warning>) {
     match Suite::load_catalog(root) {
         Ok(suite) => {
             let mut view = SuiteView::from_tasks(folder, &suite.tasks);
+            // How each check reads in words, from the task's check source.
+            let mut explainers: HashMap<&str, crate::checks::explain::Explainer> =
+                suite.tasks.par_iter().map(|t| (t.id.as_str(), crate::suite::compile::explainer(root, t))).collect();
             // What each task is now, to tell the baselines that ran an edited one.
+            let hashed = hashed();
             let hashes: HashMap<&str, String> = suite
                 .tasks
                 .par_iter()
+                .filter(|t| hashed.contains(&t.id))
                 .filter_map(|t| Some((t.id.as_str(), crate::suite::hash::content_hash(root, t).ok()?)))
                 .collect();
-            // And how each check reads in words, from the task's check source.
-            let mut explainers: HashMap<&str, crate::checks::explain::Explainer> =
-                suite.tasks.par_iter().map(|t| (t.id.as_str(), crate::suite::compile::explainer(root, t))).collect();
             for task in &mut view.tasks {
                 task.content_hash = hashes.get(task.id.as_str()).cloned();
                 if let Some(explainer) = explainers.remove(task.id.as_str()) {

@@ -36,7 +36,7 @@
 //! Each file is written to a temporary name and renamed into place, so a
 //! reader never sees half a file; unchanged files are not rewritten.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -82,9 +82,62 @@ pub enum OutData {
     Known {
         bytes: Arc<String>,
         digest: u64,
+        /// What to remember of the page for the next build, if it is one
+        /// that build may leave as it is.
+        page: Option<PageRecord>,
     },
+    /// A page the last build wrote, left as it is: its record and its file
+    /// are as that build left them ([`Writing::kept`]).
+    Kept(PageRecord),
     /// Copied from this file.
     Copy(PathBuf),
+}
+
+/// What a build remembers of a page it wrote (in the manifest), so that
+/// the next build, run by the same program, leaves the page as it is when
+/// the page's sources and data have the same digests and its file is as
+/// this build left it: the digests of its sources and data
+/// (`Site::page_digests`) and its search sections.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageRecord {
+    pub source: u64,
+    pub digest: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sections: Vec<crate::publish::render::html::Section>,
+}
+
+/// A page record with the stamp of the file it describes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct StoredPage {
+    #[serde(flatten)]
+    page: PageRecord,
+    size: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+/// What wrote the page records of a manifest: a record is used only by the
+/// same program (its version and its very executable), since another one
+/// may render the same data otherwise.
+fn program() -> &'static str {
+    static PROGRAM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        let exe = std::env::current_exe().and_then(std::fs::metadata);
+        let (len, modified) = match &exe {
+            Ok(m) => (m.len(), m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())),
+            Err(_) => (0, None),
+        };
+        match modified {
+            Some(t) => format!(
+                "vaultbench {} ({len} bytes, {}.{:09})",
+                env!("CARGO_PKG_VERSION"),
+                t.as_secs(),
+                t.subsec_nanos()
+            ),
+            // An executable that cannot be read about: no record is ever used.
+            None => String::new(),
+        }
+    })
 }
 
 /// What a write changed.
@@ -202,6 +255,12 @@ enum Manifest {
 struct ManifestFile {
     note: String,
     files: Vec<String>,
+    /// The program that wrote `pages` ([`program`]).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    program: String,
+    /// By output path, the pages a next build may leave as they are.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pages: BTreeMap<String, StoredPage>,
 }
 
 const NOTE: &str = "Built by `vaultbench publish`, which writes and removes only the files listed here.";
@@ -381,7 +440,7 @@ impl OutputDir {
         lock.lock().with_context(|| format!("locking {}", self.root.join(LOCK).display()))?;
         // Again under the lock: another build may have written meanwhile.
         self.check_contents()?;
-        let before = self.read_manifest()?;
+        let (before, pages) = self.read_manifest()?;
         for rel in &rels {
             check_rel(rel)?;
         }
@@ -392,12 +451,14 @@ impl OutputDir {
         if let Manifest::Listed(old) = &before {
             listed.extend(old.iter().map(String::as_str));
         }
-        self.write_manifest(listed)?;
+        self.write_manifest(listed, BTreeMap::new())?;
         let folders = self.plan(&rels, &before)?;
         Ok(Writing {
             dir: self,
             rels,
             before,
+            pages_before: pages,
+            pages: BTreeMap::new(),
             folders,
             stats: WriteStats::default(),
             remembered: Stamps::default(),
@@ -406,20 +467,26 @@ impl OutputDir {
         })
     }
 
-    fn read_manifest(&self) -> Result<Manifest> {
+    /// The manifest, and the page records in it that this program wrote.
+    fn read_manifest(&self) -> Result<(Manifest, BTreeMap<String, StoredPage>)> {
         let path = self.root.join(MARKER);
         let bytes = match std::fs::symlink_metadata(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Manifest::None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Manifest::None, BTreeMap::new())),
             _ => fsio::read_capped(&path, MANIFEST_CAP)?,
         };
         Ok(match serde_json::from_slice::<ManifestFile>(&bytes) {
-            Ok(m) => Manifest::Listed(m.files.into_iter().collect()),
-            Err(_) => Manifest::Unlisted,
+            Ok(m) => {
+                let pages = if !m.program.is_empty() && m.program == program() { m.pages } else { BTreeMap::new() };
+                (Manifest::Listed(m.files.into_iter().collect()), pages)
+            }
+            Err(_) => (Manifest::Unlisted, BTreeMap::new()),
         })
     }
 
-    fn write_manifest(&self, files: BTreeSet<&str>) -> Result<()> {
-        let manifest = ManifestFile { note: NOTE.into(), files: files.into_iter().map(String::from).collect() };
+    fn write_manifest(&self, files: BTreeSet<&str>, pages: BTreeMap<String, StoredPage>) -> Result<()> {
+        let program = if pages.is_empty() { String::new() } else { program().to_string() };
+        let manifest =
+            ManifestFile { note: NOTE.into(), files: files.into_iter().map(String::from).collect(), program, pages };
         let mut text = serde_json::to_vec_pretty(&manifest).context("writing the manifest")?;
         text.push(b'\n');
         replace(&self.root.join(MARKER), &mut text.as_slice())
@@ -545,28 +612,61 @@ pub struct Writing<'a> {
     stats: WriteStats,
     /// What the known files written so far were left as.
     remembered: Stamps,
+    /// The page records of the last build (by the same program).
+    pages_before: BTreeMap<String, StoredPage>,
+    /// The page records of this one, as its pages are written or kept.
+    pages: BTreeMap<String, StoredPage>,
     _lock: File,
     _not_served: Option<File>,
 }
 
 impl Writing<'_> {
+    /// The record of the page at `rel` that the last build wrote, if its
+    /// file is still as that build left it: the page may then be left as
+    /// it is ([`OutData::Kept`]) when its digests are the same.
+    pub fn kept(&self, rel: &str) -> Option<&PageRecord> {
+        let stored = self.pages_before.get(rel)?;
+        let now = stamp(&self.dir.root.join(rel))?;
+        (now == (stored.size, stored.modified, stored.inode)).then_some(&stored.page)
+    }
+
     /// Write `files` (some of the paths given to `begin`), compared and
     /// written on every core, each on its own; `stamps`: what the last
     /// write left, so that known files as it left them are not compared.
     pub fn write(&mut self, files: &[OutFile], stamps: &Stamps) -> Result<()> {
+        let before = &self.pages_before;
         let outcomes: Vec<(PathBuf, bool, Option<Remembered>)> = files
             .par_iter()
             .map(|file| -> Result<_> {
                 let path = self.dir.root.join(&file.rel);
-                let (changed, remembered) = write_one(&path, &file.data, stamps)?;
+                let (changed, remembered) = match &file.data {
+                    OutData::Kept(page) => {
+                        let now = stamp(&path);
+                        let as_left =
+                            before.get(&file.rel).filter(|s| s.page == *page).map(|s| (s.size, s.modified, s.inode));
+                        if now.is_none() || now != as_left {
+                            bail!("{} changed while the site was being built: build it again", path.display());
+                        }
+                        (false, now.map(|s| (page.digest, s)))
+                    }
+                    data => write_one(&path, data, stamps)?,
+                };
                 Ok((path, changed, remembered))
             })
             .collect::<Result<_>>()?;
-        for (path, changed, remembered) in outcomes {
+        for ((path, changed, remembered), file) in outcomes.into_iter().zip(files) {
             if changed {
                 self.stats.written += 1;
             } else {
                 self.stats.unchanged += 1;
+            }
+            let page = match &file.data {
+                OutData::Known { page, .. } => page.as_ref(),
+                OutData::Kept(page) => Some(page),
+                _ => None,
+            };
+            if let (Some(page), Some((_, (size, modified, inode)))) = (page, remembered) {
+                self.pages.insert(file.rel.clone(), StoredPage { page: page.clone(), size, modified, inode });
             }
             if let Some(remembered) = remembered {
                 self.remembered.0.insert(path, remembered);
@@ -580,7 +680,7 @@ impl Writing<'_> {
     /// becomes what this write left.
     pub fn finish(self, stamps: &mut Stamps) -> Result<WriteStats> {
         let removed = self.dir.remove_stale(&self.rels, &self.before, &self.folders)?;
-        self.dir.write_manifest(self.rels.iter().map(String::as_str).collect())?;
+        self.dir.write_manifest(self.rels.iter().map(String::as_str).collect(), self.pages)?;
         *stamps = self.remembered;
         Ok(WriteStats { removed, ..self.stats })
     }
@@ -611,7 +711,7 @@ fn home() -> Option<PathBuf> {
 /// and what to remember of a known file.
 fn write_one(path: &Path, data: &OutData, stamps: &Stamps) -> Result<(bool, Option<Remembered>)> {
     Ok(match data {
-        OutData::Known { bytes, digest } => {
+        OutData::Known { bytes, digest, .. } => {
             let known = stamps.0.get(path).filter(|(d, _)| d == digest).map(|(_, s)| *s);
             let changed = (known.is_none() || known != stamp(path)) && !holds(path, bytes.as_bytes());
             if changed {
@@ -626,6 +726,7 @@ fn write_one(path: &Path, data: &OutData, stamps: &Stamps) -> Result<(bool, Opti
             }
             (changed, None)
         }
+        OutData::Kept(_) => bail!("{} is kept from the last build, not written", path.display()),
         OutData::Copy(src) => {
             let open = || File::open(src).with_context(|| format!("reading {}", src.display()));
             let source = open()?;

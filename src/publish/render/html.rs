@@ -36,7 +36,7 @@ pub struct Heading {
 }
 
 /// A run of page text under one heading (or one entry element).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Section {
     /// The fragment to link to; `None` for text before the first heading.
     pub anchor: Option<String>,
@@ -166,18 +166,26 @@ fn scan_tag(html: &str, at: usize) -> Option<Tag<'_>> {
     } else {
         Cow::Borrowed(raw)
     };
-    // The closing `>`, outside quoted attribute values.
+    // The closing `>`, outside quoted attribute values: from one of `>"'`
+    // to the next, and over a quoted value to its closing quote.
     let bytes = html.as_bytes();
     let mut i = name_start + name_len;
-    let mut quote = None;
-    while i < bytes.len() {
-        match (quote, bytes[i]) {
-            (Some(q), c) if c == q => quote = None,
-            (None, b'"' | b'\'') => quote = Some(bytes[i]),
-            (None, b'>') => break,
-            _ => {}
+    while let Some(p) = memchr::memchr3(b'>', b'"', b'\'', &bytes[i..]) {
+        i += p;
+        let q = bytes[i];
+        if q == b'>' {
+            break;
         }
-        i += 1;
+        match memchr::memchr(q, &bytes[i + 1..]) {
+            Some(close) => i += close + 2,
+            None => {
+                i = bytes.len();
+                break;
+            }
+        }
+    }
+    if i < bytes.len() && bytes[i] != b'>' {
+        i = bytes.len();
     }
     let end = (i + 1).min(html.len());
     let attrs = &html[name_start + name_len..i.min(html.len())];
@@ -361,7 +369,7 @@ pub fn finish(html: &str, levels: OutlineLevels, mode: Text) -> Finished {
 
     let mut at = main_open.end;
     while at < main_end {
-        let Some(p) = html[at..main_end].find('<') else {
+        let Some(p) = memchr::memchr(b'<', &html.as_bytes()[at..main_end]) else {
             gather(&html[at..main_end], mode, &skipping, &mut heading, &mut entry, &mut text);
             break;
         };

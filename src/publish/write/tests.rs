@@ -47,7 +47,10 @@ fn known_files_as_left_are_not_compared_and_changed_ones_are() {
     let dir = tempfile::tempdir().unwrap();
     let out = OutputDir::claim(&dir.path().join("site"), &[]).unwrap();
     let known = |text: &str, digest| {
-        vec![OutFile { rel: "a.html".into(), data: OutData::Known { bytes: Arc::new(text.to_string()), digest } }]
+        vec![OutFile {
+            rel: "a.html".into(),
+            data: OutData::Known { bytes: Arc::new(text.to_string()), digest, page: None },
+        }]
     };
     let mut stamps = Stamps::default();
     assert_eq!(out.write(&known("one", 1), &mut stamps, None).unwrap().written, 1);
@@ -216,7 +219,7 @@ fn a_watched_folder_refuses_other_builds_and_two_builds_serialize() {
             scope.spawn(move || build(site, &[], files).unwrap());
         }
     });
-    let manifest = OutputDir::claim(&site, &[]).unwrap().read_manifest().unwrap();
+    let manifest = OutputDir::claim(&site, &[]).unwrap().read_manifest().unwrap().0;
     let Manifest::Listed(listed) = manifest else { panic!("no manifest") };
     let winner = sets.iter().find(|s| s.iter().all(|f| listed.contains(&f.rel)) && s.len() == listed.len()).unwrap();
     let text = |f: &OutFile| match &f.data {
