@@ -13,7 +13,7 @@ use vaultbench::format::calibration::CalibrationFile;
 use vaultbench::limits::Limits;
 use vaultbench::report::{self, aggregate, bless, calibrate, compare, evidence, rescore, summary};
 use vaultbench::score::{RegexBudget, sandbox};
-use vaultbench::sweep::command::{self as sweep_command, RunArgs, Status};
+use vaultbench::sweep::command::{self as sweep_command, Status};
 use vaultbench::{errln, out, outln};
 use vaultbench::{fsio, jsnum, judge, output};
 
@@ -53,7 +53,7 @@ enum Command {
             limits.tool_call_help()
         )
     })]
-    Run(Box<RunArgs>),
+    Run(Box<cli::run::RunArgs>),
     /// Join the results of `run --shard I/N` into one result.
     Merge {
         /// The shard result files, every shard exactly once.
@@ -110,7 +110,7 @@ enum Command {
         #[arg(long)]
         fail_on_regression: bool,
         #[command(flatten)]
-        gate: compare::GateArgs,
+        gate: cli::run::GateArgs,
     },
     /// Promote a result to the baseline of its (provider, model).
     ///
@@ -420,13 +420,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Report { result, baselines, json } => cmd_report(&result, &baselines, json),
         Command::Compare { baseline, result, dirs, json, fail_on_regression, gate } => {
-            cmd_compare(baseline, result, &dirs, json, fail_on_regression, gate.rule())
+            cmd_compare(baseline, result, &dirs, json, fail_on_regression, gate.gate().rule())
         }
         Command::Bless { result, dirs, force } => cmd_bless(result, &dirs, force),
         Command::Rescore { result, json, write, judge, suite, repeat } => {
             cmd_rescore(&result, json, write.as_deref(), judge.then_some(suite.as_path()), repeat)
         }
-        Command::Run(args) => status(sweep_command::run(*args, &mut output::stdout(), &mut output::stderr())),
+        Command::Run(args) => status(sweep_command::run(args.options(), &mut output::stdout(), &mut output::stderr())),
         Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut output::stdout())),
         Command::Suite { command: SuiteCommand::Check { dirs } } => status(sweep_command::suite_check(
             &dirs.suite,

@@ -2,3 +2,4 @@
 //! takes the plain options these turn into.
 
 pub mod publish;
+pub mod run;

@@ -21,39 +21,23 @@ use crate::stats::paired::{Difference, ExactTest};
 use crate::stats::stratified::Stratified;
 use crate::stats::{self, Paired, Rule, Settings, Verdict, gate};
 
-/// How `compare` and `run` judge drops: `--alpha` and `--exact`.
-#[derive(clap::Args, Debug, Clone, Copy)]
-pub struct GateArgs {
-    /// Significance level of the regression gate: a drop is flagged only when
-    /// the data supports it at this level (paired bootstrap interval for
-    /// pass^k and solve^k, the exact stratified test across tasks at A/2 for
-    /// the mean rates, Fisher's exact test with the Benjamini-Hochberg
-    /// correction per task).
-    #[arg(long, value_name = "A", default_value_t = stats::DEFAULT_ALPHA, value_parser = parse_alpha)]
+/// How `compare` and `run` judge drops (`--alpha` and `--exact`): at a
+/// significance level, or any drop at all.
+#[derive(Debug, Clone, Copy)]
+pub struct Gate {
     pub alpha: f64,
-    /// Flag any drop at all as a regression (the rule before the statistical
-    /// gate); a rerun of the same model then usually "regresses" by chance.
-    #[arg(long, conflicts_with = "alpha")]
     pub exact: bool,
 }
 
-impl GateArgs {
+impl Gate {
     pub fn rule(&self) -> Rule {
         if self.exact { Rule::Exact } else { Rule::Statistical { alpha: self.alpha } }
     }
 }
 
-impl Default for GateArgs {
+impl Default for Gate {
     fn default() -> Self {
-        GateArgs { alpha: stats::DEFAULT_ALPHA, exact: false }
-    }
-}
-
-fn parse_alpha(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(a) if a > 0.0 && a < 0.5 => Ok(a),
-        Ok(_) => Err(format!("`{text}` is not a level between 0 and 0.5 (e.g. 0.05 for 95% confidence)")),
-        Err(_) => Err(format!("`{text}` is not a number (e.g. 0.05)")),
+        Gate { alpha: stats::DEFAULT_ALPHA, exact: false }
     }
 }
 

@@ -25,118 +25,41 @@ use crate::suite::Suite;
 use crate::suite::corpus::Corpus;
 use crate::vault::Toolbox;
 
-#[derive(clap::Args, Debug, Clone)]
-pub struct RunArgs {
-    /// The suite folder: tasks/, fixtures/, references/ and pricing.toml.
-    #[arg(long, value_name = "DIR", default_value = "evals")]
+/// What `vaultbench run` is asked to do (the command line's `run`
+/// arguments, in `cli::run`, turn into these): each field is the option of
+/// the same name, documented there.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
     pub suite: PathBuf,
-    /// Where results and transcripts are written.
-    #[arg(long, value_name = "DIR", default_value = "evals/results")]
     pub results: PathBuf,
-    /// Where blessed baselines live (for the regression check).
-    #[arg(long, value_name = "DIR", default_value = "evals/baselines")]
     pub baselines: PathBuf,
-    /// Run only the tasks whose id starts with PREFIX.
-    #[arg(long, value_name = "PREFIX")]
     pub task: Option<String>,
-    /// The provider of the model under test.
-    #[arg(long, value_name = "P", required_unless_present = "resume",
-          value_parser = clap::builder::PossibleValuesParser::new(crate::provider::PROVIDERS))]
     pub provider: Option<String>,
-    /// The model id (the reference provider defaults to `reference`).
-    #[arg(long, value_name = "ID", conflicts_with = "models")]
     pub model: Option<String>,
-    /// Several models, one sweep each, plus a side-by-side Markdown report.
-    #[arg(long, value_name = "A,B", value_delimiter = ',', num_args = 1)]
     pub models: Vec<String>,
-    /// Runs per task (k) [default: 1].
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: Option<u32>,
-    /// Concurrent runs [default: 8 for reference, 1 for ollama and openai, 4 otherwise].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
-    /// Continue an interrupted or killed sweep; finished runs are not redone.
-    #[arg(long, value_name = "RUN_ID", conflicts_with = "models")]
     pub resume: Option<String>,
-    /// With --resume: run again the runs that ended with a harness error
-    /// (a server fault, exhausted retries), keeping every other run; the
-    /// errored runs' records and transcripts are kept in <run>/retried/.
-    #[arg(long, requires = "resume")]
     pub retry_errors: bool,
-    /// Run slice I of N (whole tasks; task j of the sorted list goes to
-    /// shard j mod N + 1). `--shard` alone (or `auto`) reads I and N from the
-    /// batch system: VAULTBENCH_SHARD_INDEX (from 1) and
-    /// VAULTBENCH_SHARD_COUNT (a CI matrix), JOB_COMPLETION_INDEX (from 0,
-    /// Kubernetes Indexed Job) with VAULTBENCH_SHARD_COUNT, or a SLURM array's
-    /// SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT. A shard given here wins.
-    #[arg(long, value_name = "I/N|auto", num_args = 0..=1, default_missing_value = "auto")]
     pub shard: Option<ShardArg>,
-    /// Print what the sweep would do and cost, without contacting any
-    /// server: the runs, the model calls (at most maxTurns each; as many as
-    /// the reference trajectories take), and the cost at pricing.toml's
-    /// prices, as expected and as an upper bound (see docs/sweeps.md).
-    #[arg(long, conflicts_with = "resume")]
     pub dry_run: bool,
-    /// Keep every run's vault under <results>/<run>/vaults/.
-    #[arg(long)]
     pub keep_artifacts: bool,
-    /// Skip the warm-up of local models (ollama, openai): by default the
-    /// other models Ollama holds are unloaded and one throwaway generation
-    /// loads the model before the first timed run, its time printed apart.
-    #[arg(long, env = "VAULTBENCH_NO_WARM_UP", value_parser = clap::builder::FalseyValueParser::new())]
     pub no_warm_up: bool,
-    /// Exit 1 when the regression gate finds a regression against the baseline.
-    #[arg(long)]
     pub fail_on_regression: bool,
-    #[command(flatten)]
-    pub gate: compare::GateArgs,
-    /// The reference provider's trajectories [default: <suite>/references].
-    #[arg(long, value_name = "DIR")]
+    pub gate: compare::Gate,
     pub references: Option<PathBuf>,
-    /// Record $0 for a gemini model missing from pricing.toml instead of refusing to run.
-    #[arg(long)]
     pub allow_unpriced: bool,
-    /// Cap on the tokens of one model reply; 0 = the provider's own default
-    /// [default: 2048 for ollama and openai, whose servers may otherwise
-    /// generate until the context is full; none for gemini].
-    #[arg(long, value_name = "N")]
     pub max_output_tokens: Option<u32>,
-    /// Requests a minute the model's server allows: every run's requests
-    /// together are paced to it [default: the quotas file's entry for the
-    /// model; without one the quota is learned from the server's answers].
-    #[arg(long, value_name = "N", value_parser = positive_rate)]
     pub rpm: Option<f64>,
-    /// Input tokens a minute the model's server allows (estimated at four
-    /// bytes of request a token) [default: the quotas file's entry].
-    #[arg(long, value_name = "N", value_parser = positive_rate)]
     pub tpm: Option<f64>,
-    /// --rpm for the judge's server, which has its own quota.
-    #[arg(long, value_name = "N", value_parser = positive_rate)]
     pub judge_rpm: Option<f64>,
-    /// --tpm for the judge's server.
-    #[arg(long, value_name = "N", value_parser = positive_rate)]
     pub judge_tpm: Option<f64>,
-    /// The quotas file: rates per provider and model [default: <suite>/quotas.toml].
-    #[arg(long, value_name = "FILE")]
     pub quotas: Option<PathBuf>,
-    /// Testing aid: wait this long at the start of every run.
-    #[arg(long, value_name = "MS", hide = true, default_value_t = 0)]
     pub cell_delay_ms: u64,
-    /// Testing aid: the first run id to try instead of the clock's time, so
-    /// that sweeps started together collide on it.
-    #[arg(long, value_name = "ISO", hide = true)]
     pub run_id_from: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// A rate from the command line: a number above 0.
-fn positive_rate(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("`{text}` is not a rate: give a number above 0, e.g. 60")),
-    }
-}
-
-impl RunArgs {
+impl RunOptions {
     /// The shard to run: the one given, or the environment's (`--shard auto`).
     fn resolved_shard(&self, err: &mut dyn Write) -> Result<Option<Shard>> {
         let from_env = || shard::from_env(crate::env::nonempty);
@@ -242,7 +165,7 @@ fn make_scratch(err: &mut dyn Write) -> Result<Scratch> {
 }
 
 /// `vaultbench run`.
-pub fn run(args: RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
+pub fn run(args: RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result<Status> {
     let scratch = Arc::new(make_scratch(err)?);
     if args.dry_run {
         return dry_run(&args, out, err, &scratch);
@@ -481,7 +404,7 @@ fn all_harness_errors(result: &ResultFile) -> Option<&str> {
 }
 
 /// Print the regression summary against the matching baseline; true when it regressed.
-fn regression_check(args: &RunArgs, result: &ResultFile, out: &mut dyn Write) -> Result<bool> {
+fn regression_check(args: &RunOptions, result: &ResultFile, out: &mut dyn Write) -> Result<bool> {
     let path = args.baselines.join(bless::baseline_file_name(&result.provider, &result.model));
     if !path.is_file() {
         writeln!(
@@ -512,8 +435,9 @@ struct Selection<'s> {
     table: Option<PriceTable>,
 }
 
-fn select<'s>(args: &RunArgs, suite: &'s Suite, err: &mut dyn Write) -> Result<Selection<'s>> {
-    let provider = args.provider.clone().expect("clap requires --provider without --resume");
+fn select<'s>(args: &RunOptions, suite: &'s Suite, err: &mut dyn Write) -> Result<Selection<'s>> {
+    let provider =
+        args.provider.clone().context("a sweep needs a provider (--provider), unless it resumes one (--resume)")?;
     for w in &suite.warnings {
         writeln!(err, "{w}")?;
     }
@@ -550,7 +474,7 @@ fn select<'s>(args: &RunArgs, suite: &'s Suite, err: &mut dyn Write) -> Result<S
 
 /// `run --dry-run`: the runs, calls and cost of each model's sweep; no
 /// folder is claimed, no provider built, no server contacted.
-fn dry_run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, scratch: &Scratch) -> Result<Status> {
+fn dry_run(args: &RunOptions, out: &mut dyn Write, err: &mut dyn Write, scratch: &Scratch) -> Result<Status> {
     let suite = load_suite(&args.suite)?;
     let sel = select(args, &suite, err)?;
     let quotas = args.quota_table(&args.suite)?;
@@ -602,7 +526,7 @@ fn dry_run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, scratch: &S
     Ok(Status::Ok)
 }
 
-fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Result<Vec<Planned>> {
+fn plan_new(args: &RunOptions, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Result<Vec<Planned>> {
     let suite = load_suite(&args.suite)?;
     let Selection { provider: provider_name, tasks: selected, shard, models, references, table_path, table } =
         select(args, &suite, err)?;
@@ -682,7 +606,7 @@ fn plan_new(args: &RunArgs, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Resu
     Ok(planned)
 }
 
-fn plan_resume(args: &RunArgs, run_id: &str, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Result<Planned> {
+fn plan_resume(args: &RunOptions, run_id: &str, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Result<Planned> {
     let (store, manifest) = Store::find(&args.results, run_id)?;
     let lock = store.lock()?;
     store.remove_leftovers(&lock)?;
