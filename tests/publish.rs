@@ -1335,29 +1335,26 @@ fn a_page_is_left_as_the_last_build_wrote_it_only_while_its_data_its_file_and_th
     // A record is trusted only from the program that wrote it: a page whose
     // file and stamp match its record, but written by another program, is
     // rendered again.
-    std::fs::write(site.join(page), "stale").unwrap();
-    let meta = std::fs::metadata(site.join(page)).unwrap();
-    let mut m = manifest();
-    let modified = meta.modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap();
-    m["pages"][page]["size"] = meta.len().into();
-    m["pages"][page]["modified"] =
-        serde_json::json!({"secs_since_epoch": modified.as_secs(), "nanos_since_epoch": modified.subsec_nanos()});
-    m["pages"][page]["inode"] = std::os::unix::fs::MetadataExt::ino(&meta).into();
-    let ours = m.clone();
-    m["program"] = "vaultbench 0.0.0 (another build)".into();
-    std::fs::write(site.join(".vaultbench-site"), serde_json::to_vec(&m).unwrap()).unwrap();
+    // A stale page whose record says it is as written, by `program`.
+    let stale_recorded_by = |program: Option<&str>| {
+        std::fs::write(site.join(page), "stale").unwrap();
+        let meta = std::fs::metadata(site.join(page)).unwrap();
+        let modified = meta.modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap();
+        let mut m = manifest();
+        m["pages"][page]["size"] = meta.len().into();
+        m["pages"][page]["modified"] =
+            serde_json::json!({"secs_since_epoch": modified.as_secs(), "nanos_since_epoch": modified.subsec_nanos()});
+        m["pages"][page]["inode"] = std::os::unix::fs::MetadataExt::ino(&meta).into();
+        if let Some(program) = program {
+            m["program"] = program.into();
+        }
+        std::fs::write(site.join(".vaultbench-site"), serde_json::to_vec(&m).unwrap()).unwrap();
+    };
+    stale_recorded_by(Some("vaultbench 0.0.0 (another build)"));
     build("site");
     same_as_fresh("after another program's records");
-    // (The same records, from this program, would have kept the stale page.)
-    std::fs::write(site.join(page), "stale").unwrap();
-    let meta = std::fs::metadata(site.join(page)).unwrap();
-    let mut ours = ours;
-    let modified = meta.modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap();
-    ours["pages"][page]["size"] = meta.len().into();
-    ours["pages"][page]["modified"] =
-        serde_json::json!({"secs_since_epoch": modified.as_secs(), "nanos_since_epoch": modified.subsec_nanos()});
-    ours["pages"][page]["inode"] = std::os::unix::fs::MetadataExt::ino(&meta).into();
-    std::fs::write(site.join(".vaultbench-site"), serde_json::to_vec(&ours).unwrap()).unwrap();
+    // (The same records, from this program, keep the stale page.)
+    stale_recorded_by(None);
     build("site");
     assert_eq!(std::fs::read_to_string(site.join(page)).unwrap(), "stale", "the record is what decides");
 }

@@ -487,9 +487,12 @@ impl OutputDir {
         let program = if pages.is_empty() { String::new() } else { program().to_string() };
         let manifest =
             ManifestFile { note: NOTE.into(), files: files.into_iter().map(String::from).collect(), program, pages };
-        let mut text = serde_json::to_vec_pretty(&manifest).context("writing the manifest")?;
-        text.push(b'\n');
-        replace(&self.root.join(MARKER), &mut text.as_slice())
+        // Streamed: with a page record per page, a large site's manifest
+        // runs to megabytes.
+        replace_with(&self.root.join(MARKER), |out| {
+            serde_json::to_writer_pretty(&mut *out, &manifest)?;
+            out.write_all(b"\n")
+        })
     }
 
     /// Check every path about to be written and make its folders: the
@@ -791,6 +794,11 @@ fn fill(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 /// link there would lead to. Not synced to disk: the site is rebuilt, not
 /// recovered. The folder exists ([`OutputDir::plan`] made it).
 fn replace(path: &Path, contents: &mut impl Read) -> Result<()> {
+    replace_with(path, |tmp| std::io::copy(contents, tmp).map(drop))
+}
+
+/// [`replace`], the contents written by `write` (streamed, never held whole).
+fn replace_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let dir = path.parent().expect("output files have a parent");
     let mut builder = tempfile::Builder::new();
     builder.prefix(TEMP_PREFIX);
@@ -800,7 +808,9 @@ fn replace(path: &Path, contents: &mut impl Read) -> Result<()> {
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
     let mut tmp =
         builder.tempfile_in(dir).with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    std::io::copy(contents, &mut tmp).with_context(|| format!("writing {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(&mut tmp);
+    write(&mut out).and_then(|()| out.flush()).with_context(|| format!("writing {}", path.display()))?;
+    drop(out);
     tmp.persist(path).map_err(|e| e.error).with_context(|| format!("replacing {}", path.display()))?;
     Ok(())
 }
