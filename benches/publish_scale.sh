@@ -13,9 +13,10 @@
 # site), one run each, A/B in one session: peak 322-323 MB before the run
 # pages shared each task's check words, 297-302 MB after, 5.4-5.6 s either way
 # (596 MB and 18.6 s before this round's streaming write stage). Later the
-# same day, one run each in one session: 300 MB (5.55 s) before the build
-# kept records of its pages for the next one, 308 MB (5.97 s, a 247 MB site
-# with its 10,800 page records) after.
+# same day, one run each in one session: 301 MB before the build kept
+# records of its pages for the next one, 304-305 MB after (a 247 MB site
+# with its 10,800 page records, which share their search sections with the
+# index); 4.2-7.3 s either way on a machine busy with other work.
 #
 # Needs the reference corpus at ../shared/upstream (its baselines are read in
 # place, never copied into the project) and /usr/bin/time.

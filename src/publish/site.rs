@@ -132,7 +132,7 @@ struct KeptPage {
     source: u64,
     digest: u64,
     html: Arc<String>,
-    sections: Vec<html::Section>,
+    sections: Arc<[html::Section]>,
 }
 
 /// The output of `render`.
@@ -810,7 +810,7 @@ impl Site {
                     let ctx = self.page_context(page, order);
                     let text = if page.searched { html::Text::Search } else { html::Text::Skip };
                     let finished = self.render_finished(page.template, &ctx, page.levels, text)?;
-                    Ok((Made::Html(Arc::new(finished.html), finished.sections), digests))
+                    Ok((Made::Html(Arc::new(finished.html), finished.sections.into()), digests))
                 })
                 .collect();
             let mut files = Vec::with_capacity(part.len());
@@ -828,22 +828,22 @@ impl Site {
                         continue;
                     }
                 };
-                let kept_sections = if page.searched { sections.clone() } else { Vec::new() };
+                // (A page that is not searched has no sections.)
                 if let (Some(keep), Some((source, digest))) = (&mut keep, digests) {
                     keep.insert(
                         page.url.clone(),
-                        KeptPage { source, digest, html: Arc::clone(&html), sections: kept_sections.clone() },
+                        KeptPage { source, digest, html: Arc::clone(&html), sections: Arc::clone(&sections) },
                     );
                 }
                 if page.searched {
-                    search.add(&page.title, &url::from_root(&page.url, clean), sections);
+                    search.add(&page.title, &url::from_root(&page.url, clean), Arc::clone(&sections));
                     sitemap.push(page.url.clone());
                 }
                 let data = match digests {
                     Some((source, digest)) => OutData::Known {
                         bytes: html,
                         digest,
-                        page: Some(write::PageRecord { source, digest, sections: kept_sections }),
+                        page: Some(write::PageRecord { source, digest, sections }),
                     },
                     None => OutData::Bytes(Arc::unwrap_or_clone(html).into_bytes()),
                 };
@@ -1201,7 +1201,7 @@ pub trait Sink {
 /// A page of [`Site::render_outgoing`]: rendered (or kept in memory), or
 /// left on disk as the last build wrote it.
 enum Made {
-    Html(Arc<String>, Vec<html::Section>),
+    Html(Arc<String>, Arc<[html::Section]>),
     Kept(write::PageRecord),
 }
 

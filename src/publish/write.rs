@@ -102,8 +102,9 @@ pub enum OutData {
 pub struct PageRecord {
     pub source: u64,
     pub digest: u64,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sections: Vec<crate::publish::render::html::Section>,
+    /// Shared with the search index.
+    #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+    pub sections: Arc<[crate::publish::render::html::Section]>,
 }
 
 /// A page record with the stamp of the file it describes.

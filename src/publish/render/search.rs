@@ -11,7 +11,9 @@
 //! collapsed, each page's URL is stored once, and tables that repeat other
 //! pages are left out by the templates (`data-search-skip`).
 
-use serde::Serialize;
+use std::sync::Arc;
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::publish::render::html::Section;
 
@@ -21,30 +23,51 @@ pub const INDEX_FILE: &str = "search-index.js";
 /// The global the index script sets.
 const GLOBAL: &str = "vaultbenchSearchIndex";
 
-/// Every page's sections, in the order pages were added.
-#[derive(Debug, Default, Serialize)]
+/// Every page's sections, in the order pages were added. A page's sections
+/// are shared with whoever else holds them (the page's record for the next
+/// build), not copied.
+#[derive(Debug, Default)]
 pub struct SearchIndex {
-    /// (title, link from the site root).
-    pages: Vec<(String, String)>,
-    /// (page index, anchor or "", heading, text).
-    sections: Vec<(usize, String, String, String)>,
+    /// (title, link from the site root, sections).
+    pages: Vec<(String, String, Arc<[Section]>)>,
+}
+
+/// Written as `{"pages": [[title, link], ...], "sections": [[page index,
+/// anchor or "", heading, text], ...]}`, sections with no text and no
+/// heading left out.
+impl Serialize for SearchIndex {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Pages<'a>(&'a [(String, String, Arc<[Section]>)]);
+        impl Serialize for Pages<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.iter().map(|(title, href, _)| (title, href)))
+            }
+        }
+        struct Sections<'a>(&'a [(String, String, Arc<[Section]>)]);
+        impl Serialize for Sections<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.iter().enumerate().flat_map(|(page, (_, _, sections))| {
+                    sections.iter().filter(|s| !(s.text.is_empty() && s.title.is_empty())).map(move |s| {
+                        (page, s.anchor.as_deref().unwrap_or_default(), s.title.as_str(), s.text.as_str())
+                    })
+                }))
+            }
+        }
+        let mut index = serializer.serialize_struct("SearchIndex", 2)?;
+        index.serialize_field("pages", &Pages(&self.pages))?;
+        index.serialize_field("sections", &Sections(&self.pages))?;
+        index.end()
+    }
 }
 
 impl SearchIndex {
     /// Add a page: its title, its link from the site root, its sections.
-    pub fn add(&mut self, title: &str, href: &str, sections: Vec<Section>) {
-        let page = self.pages.len();
-        self.pages.push((title.to_string(), href.to_string()));
-        for s in sections {
-            if s.text.is_empty() && s.title.is_empty() {
-                continue;
-            }
-            self.sections.push((page, s.anchor.unwrap_or_default(), s.title, s.text));
-        }
+    pub fn add(&mut self, title: &str, href: &str, sections: impl Into<Arc<[Section]>>) {
+        self.pages.push((title.to_string(), href.to_string(), sections.into()));
     }
 
     pub fn sections(&self) -> usize {
-        self.sections.len()
+        self.pages.iter().flat_map(|(_, _, s)| s.iter()).filter(|s| !(s.text.is_empty() && s.title.is_empty())).count()
     }
 
     /// The index as a script. JSON is valid JavaScript; `</` is escaped so
