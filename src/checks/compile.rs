@@ -208,6 +208,11 @@ fn units_of(unit: &Option<OneOrMany<String>>) -> Vec<String> {
 const LINE_START: &str = r"(?<![^\n])[^\w\n]*(?:\d{1,3}[.)][^\w\n]*)?";
 /// After the label, what qualifies it: `Label (date and time):`.
 const LABEL_QUALIFIER: &str = r"(?: ?\([^()\n]{0,60}\))?";
+/// After a label, a parenthesis that says the line corrects an earlier
+/// one: `Toll (corrected):`, `Toll (revised figure):`, `Toll (actually):`
+/// (not "updated", which dates a source). A later line so
+/// qualified, like a bare one, corrects the answer line.
+const CORRECTION_QUALIFIER: &str = r"(?: ?\([^()\n]{0,30}(?:correct|revis|amend|actual)[^()\n]{0,30}\))?";
 /// After a label and its parenthesis, if any: emphasis, then a colon, a
 /// bar or a dash.
 const LABEL_END: &str = r"[\t *_`~]*(?:[:|]|[\u2013\u2014-](?= ))[\t *_`~|:]*";
@@ -327,7 +332,7 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
     let ll = label_line(label);
     // A later line whose label is qualified ("Toll (2031 table):") gives
     // another value on purpose, for comparison: only the bare label corrects.
-    let bare_ll = format!("{LINE_START}{}{LABEL_END}", label_pattern(label));
+    let bare_ll = format!("{LINE_START}{}{CORRECTION_QUALIFIER}{LABEL_END}", label_pattern(label));
     let mut out = Vec::new();
 
     // The first line so labelled, the answer line, gives every value (or
@@ -540,9 +545,10 @@ fn kind_of(k: NotGiven) -> Kind {
     }
 }
 
-/// A label, spelled like a text but without its boundaries.
+/// A label, spelled like a text but without its boundaries, and with its
+/// spaces as spaces (a label is copied from the request, not respelled).
 fn label_pattern(label: &str) -> String {
-    let p = spell::text(label);
+    let p = spell::spaces_only(spell::text(label));
     p.strip_prefix(r"(?<![\w])").unwrap_or(&p).strip_suffix(r"(?![\w])").unwrap_or(&p).to_string()
 }
 
@@ -1120,6 +1126,9 @@ mod tests {
             "Toll: 9 tallies for 1 handcart",
             "Toll: 9\n\nBreakdown:\nToll: 9 at Brannoch",
             "Toll: 9\n\nFor comparison:\nToll (2031 table): 8 tallies",
+            "Toll: 9\n\n- Toll (Sallow Quay column, updated 2032): 12",
+            "Toll: 9 tallies (412 + 388 \u{2013} 791 = 9)",
+            "Toll: 9 (4 plus 5 =)",
         ] {
             assert!(holds(&c, yes), "{yes}");
         }
@@ -1134,6 +1143,9 @@ mod tests {
             "Tolls: 9",
             "The toll: 9",
             "Toll: 19",
+            "Toll: 9\n\nToll (corrected): 12 tallies",
+            "Toll: 9\n\n**Toll (actually, on a second look):** 12",
+            "Toll: 9 tallies, if the table is current",
         ] {
             assert!(!holds(&c, no), "{no}");
         }
@@ -1147,9 +1159,9 @@ mod tests {
                 "the first line \"Toll: ...\" gives no other number (a second value there is a hedge)",
                 "no later line \"Toll: ...\" gives another number instead (a correction of the answer line)",
                 "the first line \"Toll: ...\" offers its value without a doubt: none of \"maybe\", \"perhaps\", \
-                 \"possibly\", \"probably\", \"might\", \"could\", \"either\", \"unsure\", \"not sure\", \
-                 \"uncertain\", \"unclear\", and no \"or\" before another value (a value offered with a doubt is a \
-                 hedge)",
+                 \"possibly\", \"probably\", \"might\", \"could\", \"may\", \"either\", \"unsure\", \"not sure\", \
+                 \"uncertain\", \"unclear\", \"if\", \"unless\", \"otherwise\", and no \"or\" before another value (a \
+                 value offered with a doubt is a hedge)",
             ]
         );
     }
@@ -1204,6 +1216,12 @@ time = "19:30"
                 }
             }
         }
+        // "May" beside a day is the month, not a hedge.
+        let time = compiled("[[line]]\nlabel = \"First sailing\"\ntime = \"07:10\"\n", "a line `First sailing: ...`");
+        for yes in ["First sailing: 07:10 (from 26 May 2031)", "First sailing: 07:10, timetable of May 26"] {
+            assert!(holds(&time, yes), "{yes}");
+        }
+        assert!(!holds(&time, "First sailing: 07:10, though it may change"));
         let prose =
             compiled("[[line]]\nlabel = \"Reason\"\nprose = true\ntext = \"no mains\"\n", "a line `Reason: ...`");
         assert!(holds(&prose, "Reason: there are no mains, so it might run on 24 V or on the battery"));

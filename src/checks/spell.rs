@@ -93,16 +93,27 @@ pub const HEDGES: &[&str] = &[
     "probably",
     "might",
     "could",
+    "may",
     "either",
     "unsure",
     "not sure",
     "uncertain",
     "unclear",
+    "if",
+    "unless",
+    "otherwise",
 ];
 
-/// The pattern of a word of [`HEDGES`].
+/// The pattern of a word of [`HEDGES`]; "may" beside a day's number is the
+/// month ("26 May", "May 26"), not a hedge.
 pub fn hedge_words() -> String {
-    let words: Vec<String> = HEDGES.iter().map(|w| w.replace(' ', r"\s+")).collect();
+    let words: Vec<String> = HEDGES
+        .iter()
+        .map(|w| match *w {
+            "may" => r"(?<!\d\s?)may(?!\s*\d)".to_string(),
+            w => w.replace(' ', r"\s+"),
+        })
+        .collect();
     format!(r"(?<![\w])(?:{})(?![\w])", words.join("|"))
 }
 
@@ -382,9 +393,9 @@ pub fn units(units: &[String]) -> String {
     let mut list: Vec<String> = Vec::new();
     for u in units {
         for s in unit_spellings(u) {
-            let body = text_body(&s);
+            let body = spaces_only(text_body(&s));
             let plural = match s.strip_suffix('y') {
-                Some(stem) if s.len() > 2 => format!("(?:{}ies|{body})", text_body(stem)),
+                Some(stem) if s.len() > 2 => format!("(?:{}ies|{body})", spaces_only(text_body(stem))),
                 _ if s.ends_with(char::is_alphabetic) => format!("{body}s?"),
                 _ => body,
             };
@@ -739,7 +750,9 @@ fn text_body(value: &str) -> String {
             let optional = prev.is_some_and(|p| !p.is_alphanumeric())
                 || after.is_some_and(|a| !a.is_alphanumeric())
                 || prev.zip(after).is_some_and(|(p, a)| p.is_alphabetic() != a.is_alphabetic());
-            out.push_str(if optional { r"\s*" } else { r"\s+" });
+            // A space may also be written as a dash (`Class-14`).
+            // (The hyphen only, for the patterns' length.)
+            out.push_str(if optional { r"[\s-]*" } else { r"[\s-]+" });
         } else if is_dash(c) {
             let _ = write!(out, "[{DASHES} ]?");
         } else if matches!(c, '\'' | '\u{2018}' | '\u{2019}') {
@@ -789,6 +802,13 @@ pub fn text(value: &str) -> String {
         _ => "",
     };
     format!("{start}{body}{end}")
+}
+
+/// A text's pattern whose spaces are only spaces, not also a hyphen: for
+/// labels and units, which are copied, not respelled (and keeps their
+/// patterns short).
+pub fn spaces_only(pattern: String) -> String {
+    pattern.replace(r"[\s-]+", r"\s+").replace(r"[\s-]*", r"\s*")
 }
 
 /// Any of several spellings of a text.
@@ -978,7 +998,10 @@ pub fn counts_years(expected: &[Number]) -> bool {
 /// are not other values; what it equals is read as any value.
 pub fn working() -> String {
     let n = r"\d[\d,.]*";
-    format!(r"\(?{n}(?:\s*(?:[+\u2212\u00d7x*]|\s-\s)\s*{n})+\s*[)=]")
+    // Operators as signs (a spaced hyphen or en dash for minus) or "plus".
+    // (The signs written as themselves, not escaped: a pattern's length
+    // is counted in characters.)
+    format!(r"\(?{n}(?:\s*(?:[+−×x*]|\s[-–]\s|plus)\s*{n})+\s*[)=]")
 }
 
 #[cfg(test)]
@@ -1179,6 +1202,10 @@ mod tests {
             assert!(finds(&p, yes), "{yes}");
         }
         assert!(!finds(&p, "Jago Penrose-Adairs"));
+        // A space is also written as a hyphen.
+        for (value, written) in [("Class 14", "Class-14s"), ("Jago Penrose-Adair", "Jago-Penrose-Adair")] {
+            assert!(finds(&text(value), written), "{written}");
+        }
         let p = text("Morrow's Flame");
         assert!(finds(&p, "Morrow’s Flame") && finds(&p, "MORROW'S FLAME"));
         let p = text("Fl(2) W 15s");
@@ -1336,7 +1363,15 @@ mod tests {
     #[test]
     fn working_is_an_arithmetic_chain_in_brackets_or_before_equals() {
         let w = working();
-        for yes in ["(412 + 388 + 295)", "412 + 388 + 295 = ", "(12.07 − 11.42)", "19 × 25 =", "(3.5+4.25)"] {
+        for yes in [
+            "(412 + 388 + 295)",
+            "412 + 388 + 295 = ",
+            "(12.07 − 11.42)",
+            "19 × 25 =",
+            "(3.5+4.25)",
+            "(12.07 – 11.42)",
+            "(412 plus 388)",
+        ] {
             assert!(finds(&w, yes), "{yes}");
         }
         for no in ["412 + 388", "9-12", "(or 1,396)", "(24/7)", "(9)"] {
