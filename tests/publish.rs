@@ -1265,17 +1265,12 @@ fn a_hostile_evidence_archive_is_a_warning_naming_it_and_fails_strict() {
     assert!(!out.status.success(), "{}", stderr(&out));
 }
 
-/// The files of a built site, by path (the marker and lock files left out).
+/// The files of a built site, by path (the marker, which records file
+/// stamps, and the lock files left out).
 fn site_files(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(root)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file() && !e.file_name().to_string_lossy().starts_with(".vaultbench-site"))
-        .map(|e| {
-            let rel = e.path().strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
-            (rel, std::fs::read(e.path()).unwrap())
-        })
-        .collect()
+    let mut files = files_under(root);
+    files.retain(|rel, _| !rel.starts_with(".vaultbench-site"));
+    files
 }
 
 /// "(N written, M unchanged, ...)" of a build's summary line.

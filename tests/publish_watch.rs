@@ -169,15 +169,6 @@ fn http_head(url: &str) -> String {
 /// Every file under `dir`, by path, with its bytes.
 const MARKER: &str = ".vaultbench-site";
 
-fn tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    walkdir::WalkDir::new(dir)
-        .into_iter()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().is_file())
-        .map(|e| (e.path().strip_prefix(dir).unwrap().display().to_string(), std::fs::read(e.path()).unwrap()))
-        .collect()
-}
-
 /// A rebuild keeps the pages whose data did not change (`--watch`); each
 /// rebuild below must give exactly the site a fresh build gives, whatever
 /// changed: a baseline's commit, one run's answer, its evidence archive, a
@@ -214,7 +205,7 @@ fn a_rebuild_after_each_change_gives_the_site_a_fresh_build_gives() {
         watched.build_into(&out, None, false).unwrap();
         let _ = std::fs::remove_dir_all(root.join("fresh"));
         vaultbench::publish::build(&options("fresh")).unwrap();
-        let (incremental, fresh) = (tree(&root.join("site")), tree(&root.join("fresh")));
+        let (incremental, fresh) = (files_under(&root.join("site")), files_under(&root.join("fresh")));
         assert_eq!(
             incremental.keys().collect::<Vec<_>>(),
             fresh.keys().collect::<Vec<_>>(),

@@ -548,7 +548,7 @@ fn kind_of(k: NotGiven) -> Kind {
 /// A label, spelled like a text but without its boundaries, and with its
 /// spaces as spaces (a label is copied from the request, not respelled).
 fn label_pattern(label: &str) -> String {
-    let p = spell::spaces_only(spell::text(label));
+    let p = spell::text_with(label, spell::Spaces::Plain);
     p.strip_prefix(r"(?<![\w])").unwrap_or(&p).strip_suffix(r"(?![\w])").unwrap_or(&p).to_string()
 }
 

@@ -393,9 +393,9 @@ pub fn units(units: &[String]) -> String {
     let mut list: Vec<String> = Vec::new();
     for u in units {
         for s in unit_spellings(u) {
-            let body = spaces_only(text_body(&s));
+            let body = text_body_with(&s, Spaces::Plain);
             let plural = match s.strip_suffix('y') {
-                Some(stem) if s.len() > 2 => format!("(?:{}ies|{body})", spaces_only(text_body(stem))),
+                Some(stem) if s.len() > 2 => format!("(?:{}ies|{body})", text_body_with(stem, Spaces::Plain)),
                 _ if s.ends_with(char::is_alphabetic) => format!("{body}s?"),
                 _ => body,
             };
@@ -719,8 +719,21 @@ fn is_digit_string(value: &str) -> bool {
         })
 }
 
+/// How a text's spaces are spelled: as spaces only (labels and units,
+/// which are copied rather than respelled, and keep their patterns short),
+/// or also as a hyphen (`Class-14`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spaces {
+    Plain,
+    OrHyphen,
+}
+
 /// The inside of a text pattern, without boundaries.
 fn text_body(value: &str) -> String {
+    text_body_with(value, Spaces::OrHyphen)
+}
+
+fn text_body_with(value: &str, spaces: Spaces) -> String {
     if is_digit_string(value) {
         // Its digits in order, grouped and bracketed any way.
         let digits: Vec<String> = value.chars().filter(char::is_ascii_digit).map(String::from).collect();
@@ -750,9 +763,14 @@ fn text_body(value: &str) -> String {
             let optional = prev.is_some_and(|p| !p.is_alphanumeric())
                 || after.is_some_and(|a| !a.is_alphanumeric())
                 || prev.zip(after).is_some_and(|(p, a)| p.is_alphabetic() != a.is_alphabetic());
-            // A space may also be written as a dash (`Class-14`).
-            // (The hyphen only, for the patterns' length.)
-            out.push_str(if optional { r"[\s-]*" } else { r"[\s-]+" });
+            // A space may also be written as a hyphen (`Class-14`): the
+            // hyphen only, for the patterns' length.
+            out.push_str(match (spaces, optional) {
+                (Spaces::Plain, true) => r"\s*",
+                (Spaces::Plain, false) => r"\s+",
+                (Spaces::OrHyphen, true) => r"[\s-]*",
+                (Spaces::OrHyphen, false) => r"[\s-]+",
+            });
         } else if is_dash(c) {
             let _ = write!(out, "[{DASHES} ]?");
         } else if matches!(c, '\'' | '\u{2018}' | '\u{2019}') {
@@ -791,7 +809,12 @@ fn text_body(value: &str) -> String {
 
 /// A text in any case, dash, apostrophe and spacing (see the module documentation).
 pub fn text(value: &str) -> String {
-    let body = text_body(value);
+    text_with(value, Spaces::OrHyphen)
+}
+
+/// [`text`], its spaces spelled as `spaces` says.
+pub fn text_with(value: &str, spaces: Spaces) -> String {
+    let body = text_body_with(value, spaces);
     let trimmed = value.trim();
     let start = if trimmed.starts_with(|c: char| c.is_alphanumeric()) { r"(?<![\w])" } else { "" };
     // The plural or possessive of a code ending in a digit is the code:
@@ -802,13 +825,6 @@ pub fn text(value: &str) -> String {
         _ => "",
     };
     format!("{start}{body}{end}")
-}
-
-/// A text's pattern whose spaces are only spaces, not also a hyphen: for
-/// labels and units, which are copied, not respelled (and keeps their
-/// patterns short).
-pub fn spaces_only(pattern: String) -> String {
-    pattern.replace(r"[\s-]+", r"\s+").replace(r"[\s-]*", r"\s*")
 }
 
 /// Any of several spellings of a text.

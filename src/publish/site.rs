@@ -128,11 +128,10 @@ pub struct Site {
 type KeptPages = HashMap<String, KeptPage>;
 
 struct KeptPage {
-    /// The digests of its sources and of its data (`Site::page_digests`).
-    source: u64,
-    digest: u64,
+    /// What a build remembers of any page it may keep: the digests of its
+    /// sources and data (`Site::page_digests`) and its search sections.
+    page: write::PageRecord,
     html: Arc<String>,
-    sections: Arc<[html::Section]>,
 }
 
 /// The output of `render`.
@@ -798,11 +797,11 @@ impl Site {
                 .zip(&on_disk)
                 .map(|(page, on_disk)| -> Result<(Made, _)> {
                     let before = kept.as_ref().and_then(|kept| kept.get(&page.url));
-                    let hint = before.map(|b| (b.source, b.digest)).or(on_disk.as_ref().map(|r| (r.source, r.digest)));
+                    let hint = before.map(|b| &b.page).or(on_disk.as_ref()).map(|r| (r.source, r.digest));
                     let digests = shared.and_then(|shared| self.page_digests(page, shared, hint));
                     let same = |digest: u64| digests.is_some_and(|(_, data)| data == digest);
-                    if let Some(same) = before.filter(|b| same(b.digest)) {
-                        return Ok((Made::Html(Arc::clone(&same.html), same.sections.clone()), digests));
+                    if let Some(same) = before.filter(|b| same(b.page.digest)) {
+                        return Ok((Made::Html(Arc::clone(&same.html), Arc::clone(&same.page.sections)), digests));
                     }
                     if let Some(record) = on_disk.as_ref().filter(|r| same(r.digest)) {
                         return Ok((Made::Kept(record.clone()), digests));
@@ -816,38 +815,28 @@ impl Site {
             let mut files = Vec::with_capacity(part.len());
             for (page, finished) in part.iter().zip(finished_pages) {
                 let (made, digests) = finished?;
-                let rel = page_rel(&page.url, clean);
-                let (html, sections) = match made {
-                    Made::Html(html, sections) => (html, sections),
-                    Made::Kept(record) => {
-                        if page.searched {
-                            search.add(&page.title, &url::from_root(&page.url, clean), record.sections.clone());
-                            sitemap.push(page.url.clone());
+                // (A page that is not searched has no sections.)
+                let (data, sections) = match (made, digests) {
+                    (Made::Kept(record), _) => {
+                        let sections = Arc::clone(&record.sections);
+                        (OutData::Kept(record), sections)
+                    }
+                    (Made::Html(html, sections), Some((source, digest))) => {
+                        let record = write::PageRecord { source, digest, sections: Arc::clone(&sections) };
+                        if let Some(keep) = &mut keep {
+                            keep.insert(page.url.clone(), KeptPage { page: record.clone(), html: Arc::clone(&html) });
                         }
-                        files.push(OutFile { rel, data: OutData::Kept(record) });
-                        continue;
+                        (OutData::Known { bytes: html, digest, page: Some(record) }, sections)
+                    }
+                    (Made::Html(html, sections), None) => {
+                        (OutData::Bytes(Arc::unwrap_or_clone(html).into_bytes()), sections)
                     }
                 };
-                // (A page that is not searched has no sections.)
-                if let (Some(keep), Some((source, digest))) = (&mut keep, digests) {
-                    keep.insert(
-                        page.url.clone(),
-                        KeptPage { source, digest, html: Arc::clone(&html), sections: Arc::clone(&sections) },
-                    );
-                }
                 if page.searched {
-                    search.add(&page.title, &url::from_root(&page.url, clean), Arc::clone(&sections));
+                    search.add(&page.title, &url::from_root(&page.url, clean), sections);
                     sitemap.push(page.url.clone());
                 }
-                let data = match digests {
-                    Some((source, digest)) => OutData::Known {
-                        bytes: html,
-                        digest,
-                        page: Some(write::PageRecord { source, digest, sections }),
-                    },
-                    None => OutData::Bytes(Arc::unwrap_or_clone(html).into_bytes()),
-                };
-                files.push(OutFile { rel, data });
+                files.push(OutFile { rel: page_rel(&page.url, clean), data });
             }
             sink.write(files)?;
         }

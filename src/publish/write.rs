@@ -117,6 +117,18 @@ struct StoredPage {
     inode: u64,
 }
 
+impl StoredPage {
+    fn new(page: PageRecord, (size, modified, inode): Stamp) -> StoredPage {
+        StoredPage { page, size, modified, inode }
+    }
+
+    /// The stamp of the file at `path`, if it is the one recorded: the file
+    /// is as the build that recorded it left it.
+    fn as_left(&self, path: &Path) -> Option<Stamp> {
+        stamp(path).filter(|now| *now == (self.size, self.modified, self.inode))
+    }
+}
+
 /// What wrote the page records of a manifest: a record is used only by the
 /// same program (its version and its very executable), since another one
 /// may render the same data otherwise.
@@ -630,8 +642,7 @@ impl Writing<'_> {
     /// it is ([`OutData::Kept`]) when its digests are the same.
     pub fn kept(&self, rel: &str) -> Option<&PageRecord> {
         let stored = self.pages_before.get(rel)?;
-        let now = stamp(&self.dir.root.join(rel))?;
-        (now == (stored.size, stored.modified, stored.inode)).then_some(&stored.page)
+        stored.as_left(&self.dir.root.join(rel)).map(|_| &stored.page)
     }
 
     /// Write `files` (some of the paths given to `begin`), compared and
@@ -645,13 +656,13 @@ impl Writing<'_> {
                 let path = self.dir.root.join(&file.rel);
                 let (changed, remembered) = match &file.data {
                     OutData::Kept(page) => {
-                        let now = stamp(&path);
-                        let as_left =
-                            before.get(&file.rel).filter(|s| s.page == *page).map(|s| (s.size, s.modified, s.inode));
-                        if now.is_none() || now != as_left {
+                        // Checked again: the file may have changed since `kept`.
+                        let Some(now) =
+                            before.get(&file.rel).filter(|s| s.page == *page).and_then(|s| s.as_left(&path))
+                        else {
                             bail!("{} changed while the site was being built: build it again", path.display());
-                        }
-                        (false, now.map(|s| (page.digest, s)))
+                        };
+                        (false, Some((page.digest, now)))
                     }
                     data => write_one(&path, data, stamps)?,
                 };
@@ -669,8 +680,8 @@ impl Writing<'_> {
                 OutData::Kept(page) => Some(page),
                 _ => None,
             };
-            if let (Some(page), Some((_, (size, modified, inode)))) = (page, remembered) {
-                self.pages.insert(file.rel.clone(), StoredPage { page: page.clone(), size, modified, inode });
+            if let (Some(page), Some((_, stamp))) = (page, remembered) {
+                self.pages.insert(file.rel.clone(), StoredPage::new(page.clone(), stamp));
             }
             if let Some(remembered) = remembered {
                 self.remembered.0.insert(path, remembered);

@@ -30,6 +30,19 @@ pub fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// The cells of every body row of the first `<table class="results">`, as text.
+/// Every file under `root`, by its path from there (with `/`), with its bytes.
+pub fn files_under(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
 pub fn results_rows(html: &str) -> Vec<Vec<String>> {
     let start = html.find("<table class=\"results\"").expect("a results table");
     let table = &html[start..start + html[start..].find("</table>").unwrap()];
