@@ -269,11 +269,19 @@ struct ManifestFile {
     note: String,
     files: Vec<String>,
     /// The program that wrote `pages` ([`program`]).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "or_default")]
     program: String,
     /// By output path, the pages a next build may leave as they are.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "or_default")]
     pages: BTreeMap<String, StoredPage>,
+}
+
+/// A field of the manifest that is only a cache (the page records): as
+/// written, or empty where it does not read, so that a broken record never
+/// costs the list of files.
+fn or_default<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned + Default>(d: D) -> Result<T, D::Error> {
+    let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
+    Ok(serde_json::from_str(raw.get()).unwrap_or_default())
 }
 
 const NOTE: &str = "Built by `vaultbench publish`, which writes and removes only the files listed here.";

@@ -184,6 +184,31 @@ fn a_site_from_before_manifests_is_adopted_but_nothing_is_removed() {
     assert!(!out.join("index.html").exists() && out.join("gone.html").exists());
 }
 
+/// The page records are a cache: records that do not read (edited by hand,
+/// from a broken disk) are none, and the list of files still holds, so a
+/// stale file is still removed.
+#[test]
+fn page_records_that_do_not_read_cost_nothing_but_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    build(&out, &[], &[file("a.html", "A"), file("b.html", "B")]).unwrap();
+    for broken in [
+        r#""program": 7, "pages": {"a.html": {"source": "x"}}"#,
+        r#""program": "vaultbench", "pages": [1, 2]"#,
+        r#""pages": {"a.html": {"source": 1, "digest": 2, "size": 1, "modified": "yesterday", "inode": -1}}"#,
+    ] {
+        let manifest = format!(r#"{{"note": "n", "files": ["a.html", "b.html"], {broken}}}"#);
+        std::fs::write(out.join(MARKER), &manifest).unwrap();
+        let dir = OutputDir::claim(&out, &[]).unwrap();
+        let (listed, records) = dir.read_manifest().unwrap();
+        assert!(matches!(&listed, Manifest::Listed(files) if files.len() == 2), "{manifest}: {listed:?}");
+        assert!(records.is_empty(), "{manifest}");
+    }
+    let s = build(&out, &[], &[file("a.html", "A")]).unwrap();
+    assert_eq!(s.removed, 1);
+    assert!(!out.join("b.html").exists());
+}
+
 #[test]
 fn paths_that_leave_the_folder_are_refused() {
     let dir = tempfile::tempdir().unwrap();
