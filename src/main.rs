@@ -78,6 +78,9 @@ enum Command {
         /// since the result's own baseline are named.
         #[arg(long, value_name = "DIR", default_value = "evals/baselines")]
         baselines: PathBuf,
+        /// The suite: the tasks edited in it since the result ran are named.
+        #[arg(long, value_name = "DIR", default_value = "evals")]
+        suite: PathBuf,
         /// Print the re-derived aggregate block as JSON instead, with the
         /// derived `statistics` (intervals, curve, per tier) added.
         #[arg(long)]
@@ -94,15 +97,21 @@ enum Command {
     /// exact test is significant after the Benjamini-Hochberg correction. Smaller drops are listed as within noise; --exact flags any
     /// drop. Added and removed tasks are reported, not flagged. Results with
     /// different k compare at their common k. With no arguments: the latest
-    /// result against the baseline of its (provider, model). With one: that
-    /// baseline against the latest result.
+    /// result against the baseline of its (provider, model). With one file:
+    /// a baseline (a file in --baselines) against the latest result of the
+    /// same provider and model; any other file, as a result, against its own
+    /// baseline. Two files of different models are compared with a warning.
     Compare {
-        /// The baseline file [default: <baselines>/<provider>-<model>.json of the result].
+        /// The baseline file, or with no second file a baseline or a result
+        /// [default: <baselines>/<provider>-<model>.json of the result].
         baseline: Option<PathBuf>,
-        /// The result file [default: the latest in --results, by its run's own time].
+        /// The result file [default: the latest in --results of the baseline's model, by its run's own time].
         result: Option<PathBuf>,
         #[command(flatten)]
         dirs: Dirs,
+        /// The suite: the tasks edited in it since either file ran are named.
+        #[arg(long, value_name = "DIR", default_value = "evals")]
+        suite: PathBuf,
         /// Print the comparison as JSON.
         #[arg(long)]
         json: bool,
@@ -116,7 +125,7 @@ enum Command {
     ///
     /// Writes evals/baselines/<provider>-<model>.json (characters outside
     /// [A-Za-z0-9._-] become `-`), atomically and byte for byte. Refuses moving
-    /// model aliases (-latest, -preview), interrupted or partial sweeps and runs
+    /// model aliases (-latest, :latest, -preview), interrupted or partial sweeps and runs
     /// with harness errors unless --force; never blesses reference-provider
     /// runs or files whose figures do not re-derive from their runs.
     ///
@@ -352,6 +361,9 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     (&["calibrate", "judge"], "vaultbench calibrate judge --model gemini-2.5-flash --jobs 8"),
     (&["publish"], "vaultbench publish --watch --port 4000"),
     (&["history"], "vaultbench history gemini/gemini-2.5-flash --json"),
+    (&["view"], "vaultbench view --out /tmp/last-run"),
+    (&["suite", "compile"], "vaultbench suite compile --check"),
+    (&["suite", "new"], "vaultbench suite new ferry-night-toll"),
 ];
 
 /// The command line with each command's example at the end of its help.
@@ -397,18 +409,54 @@ fn main() -> ExitCode {
     if let Ok(exe) = std::env::current_exe() {
         sandbox::use_worker_process(exe);
     }
+    // For these commands what they print is the work itself: output that
+    // could not be written (other than to a reader that closed its end)
+    // means the work did not get through.
+    let prints_its_work = matches!(
+        cli.command,
+        Command::Report { .. }
+            | Command::Compare { .. }
+            | Command::History { .. }
+            | Command::Rescore { .. }
+            | Command::Calibrate { command: CalibrateCommand::Report { .. } }
+    );
     let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            errln!("error: {e:#}");
+            // A suite's diagnostics say their own kind ("path: error: ...").
+            let prefix = if e.downcast_ref::<vaultbench::suite::SuiteErrors>().is_some() { "" } else { "error: " };
+            let text = format!("{e:#}");
+            errln!("{prefix}{text}");
+            if let Some(hint) = project_root_hint(&text) {
+                errln!("{hint}");
+            }
             ExitCode::FAILURE
         }
     };
     // A closed pipe is the reader's choice; any other failure is worth a word.
     if let Some(kind) = output::stdout_lost().filter(|k| *k != std::io::ErrorKind::BrokenPipe) {
+        if prints_its_work {
+            errln!("error: standard output could not be written ({kind}): what this command prints was lost");
+            return ExitCode::FAILURE;
+        }
         errln!("note: standard output could not be written ({kind}); the rest of it was dropped");
     }
     code
+}
+
+/// The usual cause of a default folder that is missing: vaultbench was
+/// started outside the project. Said once for every command, when the
+/// error names a default folder and there is no `evals/` here.
+fn project_root_hint(error: &str) -> Option<String> {
+    let names_a_default = ["evals/", "the docs folder docs "].iter().any(|d| error.contains(d));
+    if !names_a_default || Path::new("evals").is_dir() {
+        return None;
+    }
+    let here = std::env::current_dir().map_or_else(|_| ".".into(), |d| d.display().to_string());
+    Some(format!(
+        "hint: there is no evals/ folder here ({here}): run vaultbench from the project root (the folder holding \
+         evals/ and docs/), or name the folders with the command's options (see --help)"
+    ))
 }
 
 fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
@@ -418,9 +466,9 @@ fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Report { result, baselines, json } => cmd_report(&result, &baselines, json),
-        Command::Compare { baseline, result, dirs, json, fail_on_regression, gate } => {
-            cmd_compare(baseline, result, &dirs, json, fail_on_regression, gate.gate().rule())
+        Command::Report { result, baselines, suite, json } => cmd_report(&result, &baselines, &suite, json),
+        Command::Compare { baseline, result, dirs, suite, json, fail_on_regression, gate } => {
+            cmd_compare(baseline, result, &dirs, &suite, json, fail_on_regression, gate.gate().rule())
         }
         Command::Bless { result, dirs, force } => cmd_bless(result, &dirs, force),
         Command::Rescore { result, json, write, judge, suite, repeat } => {
@@ -652,7 +700,7 @@ fn status(result: Result<Status>) -> Result<ExitCode> {
     })
 }
 
-fn cmd_report(path: &Path, baselines: &Path, json: bool) -> Result<ExitCode> {
+fn cmd_report(path: &Path, baselines: &Path, suite: &Path, json: bool) -> Result<ExitCode> {
     let stored = report::load_result(path)?;
     let derived = aggregate::rederive(&stored);
     let diffs = aggregate::differences(&stored, &derived);
@@ -664,10 +712,12 @@ fn cmd_report(path: &Path, baselines: &Path, json: bool) -> Result<ExitCode> {
     } else {
         None
     };
+    let edited = report::drift::edited_since(&stored, suite);
     if json {
         let mut report = summary::ReportJson::of(&derived);
         report.against_baseline =
             drift.map(|tasks| summary::AgainstBaseline { baseline: baseline.display().to_string(), tasks });
+        report.edited_in_suite = edited;
         print_json(&report)?;
     } else {
         out!("{}", summary::render(&derived));
@@ -676,6 +726,9 @@ fn cmd_report(path: &Path, baselines: &Path, json: bool) -> Result<ExitCode> {
             for line in drift.to_string().lines() {
                 outln!("  {line}");
             }
+        }
+        if !edited.is_empty() {
+            outln!("\n{}", report::drift::edited_since_text("this result", &edited));
         }
     }
     if diffs.is_empty() {
@@ -693,39 +746,73 @@ fn cmd_report(path: &Path, baselines: &Path, json: bool) -> Result<ExitCode> {
 }
 
 fn cmd_compare(
-    baseline: Option<PathBuf>,
-    result: Option<PathBuf>,
+    first: Option<PathBuf>,
+    second: Option<PathBuf>,
     dirs: &Dirs,
+    suite: &Path,
     json: bool,
     fail_on_regression: bool,
     rule: vaultbench::stats::Rule,
 ) -> Result<ExitCode> {
-    let result_path = match result {
-        Some(p) => p,
-        None => latest(&dirs.results)?,
+    let own_baseline = |r: &vaultbench::format::result::ResultFile| -> Result<PathBuf> {
+        let p = dirs.baselines.join(bless::baseline_file_name(&r.provider, &r.model));
+        if !p.exists() {
+            anyhow::bail!(
+                "no baseline for {} / {} at {}: bless a result first, or name a baseline file",
+                r.provider,
+                r.model,
+                p.display()
+            );
+        }
+        Ok(p)
     };
-    let current = report::load_result(&result_path)?;
-    let baseline_path = match baseline {
-        Some(p) => p,
-        None => {
-            let p = dirs.baselines.join(bless::baseline_file_name(&current.provider, &current.model));
-            if !p.exists() {
-                anyhow::bail!(
-                    "no baseline for {} / {} at {}: bless a result first, or name a baseline file",
-                    current.provider,
-                    current.model,
-                    p.display()
-                );
+    // One file: a baseline (a file in --baselines) meets the latest result
+    // of its own model; any other file is a result, met by its own baseline.
+    let (baseline_path, result_path, current) = match (first, second) {
+        (Some(baseline), Some(result)) => {
+            let current = report::load_result(&result)?;
+            (baseline, result, current)
+        }
+        (Some(one), None) if in_folder(&one, &dirs.baselines) => {
+            let base = report::load_result(&one)?;
+            let result = bless::latest_result_of(&dirs.results, &base.provider, &base.model)?;
+            for (path, run_id) in &result.from_the_future {
+                errln!("warning: passing over {}: its run is dated {run_id}, in the future (a wrong clock?)", path.display());
             }
-            p
+            let current = report::load_result(&result.path)?;
+            (one, result.path, current)
+        }
+        (Some(result), None) => {
+            let current = report::load_result(&result)?;
+            (own_baseline(&current)?, result, current)
+        }
+        (None, _) => {
+            let result = latest(&dirs.results)?;
+            let current = report::load_result(&result)?;
+            (own_baseline(&current)?, result, current)
         }
     };
     let base = report::load_result(&baseline_path)?;
+    if (base.provider.as_str(), base.model.as_str()) != (current.provider.as_str(), current.model.as_str()) {
+        errln!(
+            "warning: the two files are of different models: the baseline {} / {}, the result {} / {}",
+            base.provider,
+            base.model,
+            current.provider,
+            current.model
+        );
+    }
     let comparison = compare::compare(&base, &current, rule);
     if json {
         print_json(&comparison)?;
     } else {
         outln!("Baseline file: {}\nResult file:   {}\n", baseline_path.display(), result_path.display());
+        for (what, file) in [("the baseline", &base), ("the result", &current)] {
+            let edited = report::drift::edited_since(file, suite);
+            if !edited.is_empty() {
+                outln!("{}\n", report::drift::edited_since_text(what, &edited));
+            }
+        }
         out!("{}", comparison.detailed());
     }
     Ok(if fail_on_regression && comparison.has_regressions() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
@@ -764,7 +851,17 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
         if blessed.previous_in_git {
             outln!("  replaced: the baseline from {old} (committed: recover it with git)");
         } else {
-            outln!("  replaced: the baseline from {old} (it was not committed in git, so its content is gone)");
+            match bless::result_of_run(&dirs.results, &old.to_string()) {
+                Some(file) => outln!(
+                    "  replaced: the baseline from {old} (it was not committed in git; its result is still {})",
+                    file.display()
+                ),
+                None => outln!(
+                    "  replaced: the baseline from {old} (it was not committed in git and no result of that run is \
+                     left in {}, so its content is gone)",
+                    dirs.results.display()
+                ),
+            }
         }
     }
     let ev = &blessed.evidence;
@@ -800,6 +897,15 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
 
 /// The latest result of `dir` by its run's own time, after a warning for
 /// each result dated in the future (a wrong clock), which is passed over.
+/// Whether `path` is a file directly in `folder` (both as they resolve).
+fn in_folder(path: &Path, folder: &Path) -> bool {
+    let parent = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
+    match (parent.and_then(|p| p.canonicalize().ok()), folder.canonicalize().ok()) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
 fn latest(dir: &Path) -> Result<PathBuf> {
     let latest = bless::latest_result(dir)?;
     for (path, run_id) in &latest.from_the_future {
@@ -852,5 +958,28 @@ fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
     match std::pin::pin!(f).poll(&mut cx) {
         std::task::Poll::Ready(v) => v,
         std::task::Poll::Pending => unreachable!("offline rescoring does not wait on I/O"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every command and subcommand, however deep, ends its help with an
+    /// example: one listed in `EXAMPLES` for each, none forgotten.
+    #[test]
+    fn every_command_has_an_example() {
+        fn walk(cmd: &clap::Command, path: &mut Vec<String>, missing: &mut Vec<String>) {
+            let help = cmd.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+            if !cmd.is_hide_set() && !help.contains("Example:\n  vaultbench ") {
+                missing.push(path.join(" "));
+            }
+            for sub in cmd.get_subcommands() {
+                path.push(sub.get_name().to_string());
+                walk(sub, path, missing);
+                path.pop();
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::command_line(), &mut Vec::new(), &mut missing);
+        assert!(missing.is_empty(), "commands without an example: {missing:?}");
     }
 }

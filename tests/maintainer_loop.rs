@@ -112,7 +112,13 @@ fn a_closed_or_full_stdout_never_panics_and_the_sweep_still_saves_its_work() {
         if let Some(out) = into_full_disk(&args, dir.path()) {
             let err = stderr(&out);
             assert!(!err.contains("panicked"), "{args:?}: {err}");
-            assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+            // What report and compare print is their work: lost, it fails; a
+            // dry run's plan or the help are not.
+            let prints_its_work = matches!(args[0], "report" | "compare");
+            assert_eq!(out.status.code(), Some(if prints_its_work { 1 } else { 0 }), "{args:?}: {err}");
+            if prints_its_work {
+                assert!(err.contains("what this command prints was lost"), "{args:?}: {err}");
+            }
         }
     }
     // A full disk is worth a word on standard error; a closed pipe is not.
@@ -147,6 +153,10 @@ fn every_commands_help_shows_an_example() {
         &["calibrate", "corpus"],
         &["calibrate", "judge"],
         &["publish"],
+        &["history"],
+        &["view"],
+        &["suite", "compile"],
+        &["suite", "new"],
     ] {
         for flag in ["--help", "-h"] {
             let mut args = path.to_vec();
@@ -203,7 +213,23 @@ fn usage_mistakes_are_named_first_and_plainly() {
     let out = vaultbench(&["run", "--provider", "reference"], elsewhere.path());
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("no evals/tasks here") && err.contains("run from the project root or pass --suite"), "{err}");
+    assert!(err.contains("no evals/tasks here") && err.contains("pass --suite"), "{err}");
+    assert!(!err.contains("error: evals/tasks: error:"), "one kind of message, said once: {err}");
+    // Every command that reads the project's folders says where to run it from, once.
+    for args in [
+        &["run", "--provider", "reference"][..],
+        &["bless"],
+        &["compare"],
+        &["view", "--out", "site"],
+        &["publish"],
+        &["history"],
+        &["suite", "check"],
+    ] {
+        let out = vaultbench(args, elsewhere.path());
+        let err = stderr(&out);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert_eq!(err.matches("run vaultbench from the project root").count(), 1, "{args:?}: {err}");
+    }
     // A fatal error is not preceded by the paragraph about judge matchers.
     let judged = task("alpha").replace(
         r#"[{ "type": "contains", "value": "940 kg" }]"#,
@@ -413,6 +439,58 @@ fn compare_and_report_name_the_tasks_added_removed_and_edited_since_the_baseline
     let third = reference_sweep(dir.path());
     let out = vaultbench(&["compare", second.to_str().unwrap(), third.to_str().unwrap()], dir.path());
     assert!(stdout(&out).contains("same id): 4 tasks (alpha, beta, epsilon, gamma)."), "{}", stdout(&out));
+
+    // Edited after the last run, with no run since: both files ran the old
+    // definition, and report and compare say so.
+    write(&evals, "tasks/gamma.json", &task("gamma").replace("Read eval-scratch/notes.md.", "Read the note."));
+    let third = third.to_str().unwrap();
+    let text = stdout(&vaultbench(&["report", third], dir.path()));
+    assert!(
+        text.contains("Edited in the suite since this result ran (definition, fixture or setup files): 1 task (gamma)"),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&vaultbench(&["report", third, "--json"], dir.path()).stdout).unwrap();
+    assert_eq!(json["edited_in_suite"], json!(["gamma"]));
+    let text = stdout(&vaultbench(&["compare", second.to_str().unwrap(), third], dir.path()));
+    assert!(text.contains("Edited in the suite since the baseline ran"), "{text}");
+    assert!(text.contains("Edited in the suite since the result ran"), "{text}");
+    assert!(text.contains("solve^k (%)") && !text.contains("solve_k_rate"), "aggregates in words: {text}");
+}
+
+#[test]
+fn compare_with_one_file_meets_the_same_models_other_side() {
+    let dir = project(&["alpha", "beta"]);
+    let d = dir.path();
+    let first = reference_sweep(d);
+    std::fs::create_dir_all(d.join("evals/baselines")).unwrap();
+    let baseline = d.join("evals/baselines/reference-reference.json");
+    std::fs::copy(&first, &baseline).unwrap();
+    let second = reference_sweep(d);
+    // Another model's result, made later: never the other side of this model's comparison.
+    let mut other = report::load_result(&second).unwrap();
+    other.model = "other".into();
+    other.run_id.0 = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    report::write_result(&d.join("evals/results/zz-other.json"), &other).unwrap();
+    let files = |text: &str| -> (String, String) {
+        let line = |prefix: &str| {
+            text.lines().find_map(|l| l.strip_prefix(prefix)).map(|s| s.trim().to_string()).unwrap_or_default()
+        };
+        (line("Baseline file:"), line("Result file:"))
+    };
+    // A result alone: against its own baseline.
+    let out = vaultbench(&["compare", second.to_str().unwrap()], d);
+    let (b, r) = files(&stdout(&out));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(b.ends_with("reference-reference.json") && r == second.to_str().unwrap(), "{b} / {r}");
+    // A baseline alone: against the latest result of its own model, not the other model's later one.
+    let out = vaultbench(&["compare", "evals/baselines/reference-reference.json"], d);
+    let (b, r) = files(&stdout(&out));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(b.ends_with("reference-reference.json") && r.ends_with(second.file_name().unwrap().to_str().unwrap()), "{r}");
+    // Two files of two models: compared, with a warning.
+    let out = vaultbench(&["compare", "evals/baselines/reference-reference.json", "evals/results/zz-other.json"], d);
+    assert!(stderr(&out).contains("warning: the two files are of different models"), "{}", stderr(&out));
 }
 
 fn git(dir: &Path, args: &[&str]) -> bool {

@@ -57,6 +57,10 @@ fn a_result_exports_with_its_runs_transcripts_and_the_comparison_with_its_baseli
     // Both rows, and the comparison of the two.
     let results = page(&site, "results.html");
     assert_eq!(results_rows(&results).len(), 2, "{results}");
+    // Which row is which, in every place a model's name is shown; a view has no history page.
+    assert!(results.contains("reference (this run)") && results.contains("reference (baseline)"), "{results}");
+    assert!(results.contains("The run on view") && !results.contains("Every blessed baseline"), "{results}");
+    assert!(!site.join("changes.html").exists() && !home.contains("changes.html"), "no What changed page");
     let pairs: Vec<_> =
         walkdir::WalkDir::new(site.join("compare")).into_iter().flatten().filter(|e| e.file_type().is_file()).collect();
     assert_eq!(pairs.len(), 1, "one comparison page");
@@ -68,6 +72,11 @@ fn a_result_exports_with_its_runs_transcripts_and_the_comparison_with_its_baseli
         .collect();
     let run_dir = run_pages.iter().find(|n| n.starts_with("run-") && !n.ends_with(".html")).expect("the run's pages");
     let task = page(&site.join("baselines").join(run_dir), "ferry-read-toll.html");
+    // The baseline's page of the task it ran with another definition says so.
+    let blessed_dir = run_pages.iter().find(|n| n.starts_with("blessed-") && !n.ends_with(".html")).unwrap();
+    let edited_page = page(&site.join("baselines").join(blessed_dir), &format!("{edited}.html"));
+    assert!(edited_page.contains("Edited since this ran"), "{edited_page}");
+    assert!(!task.contains("Edited since this ran"), "the run ran the suite as it is");
     assert!(task.contains("check-what") && task.contains("Toll"), "checks in words: {task}");
     assert!(task.contains("transcript"), "{task}");
     let transcript = page(&site.join("baselines").join(run_dir), "ferry-read-toll/run-1.html");

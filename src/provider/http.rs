@@ -262,6 +262,7 @@ impl Transport {
             }
         };
         let status = response.status();
+        self.not_a_redirect(&response)?;
         let text = self.read_body(&mut response, url, status, None).await?;
         if !status.is_success() {
             return Err(self.status_error(status, &self.scrub(&text), None));
@@ -284,6 +285,17 @@ impl Transport {
         })?;
         self.secrets.scrub_value(&mut value);
         Ok(value)
+    }
+
+    /// Every answer, to a POST or a GET, goes through here: a redirect the
+    /// client did not follow (another origin) is an error saying where it
+    /// pointed and what to do.
+    fn not_a_redirect(&self, response: &reqwest::Response) -> Result<(), ModelError> {
+        let status = response.status();
+        if !status.is_redirection() {
+            return Ok(());
+        }
+        Err(ModelError::Fatal(self.scrub(&redirect_error(self.provider, status, response.headers(), response.url()))))
     }
 
     /// One POST of `bytes`; `heard` receives the answer's rate-limit
@@ -316,14 +328,7 @@ impl Transport {
             Waited::RunDeadline => return Err(self.still_waiting(url, sent).await),
         };
         let status = response.status();
-        if status.is_redirection() {
-            return Err(ModelError::Fatal(self.scrub(&redirect_error(
-                self.provider,
-                status,
-                response.headers(),
-                response.url(),
-            ))));
-        }
+        self.not_a_redirect(&response)?;
         let retry_after = retry_after(response.headers());
         *heard = Some(quota::signals::from_headers(response.headers()));
         let text = self.read_body(&mut response, url, status, deadline).await?;

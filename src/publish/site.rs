@@ -81,6 +81,8 @@ pub const SITEMAP_FILE: &str = "sitemap.xml";
 
 const RESULTS_DESCRIPTION: &str =
     "Every blessed baseline: pass^k and solve^k of each model on the suite, by difficulty tier, with its commit.";
+const VIEW_RESULTS_DESCRIPTION: &str =
+    "The run on view and the baseline it would replace: pass^k and solve^k on the suite, by difficulty tier.";
 const MATRIX_DESCRIPTION: &str = "Solved runs out of k for every task of every blessed baseline, side by side.";
 const COMPARE_DESCRIPTION: &str =
     "Two blessed baselines side by side: every task where they differ, with a paired test of the difference.";
@@ -364,7 +366,7 @@ impl Site {
         home: String,
         baselines: Vec<(Baseline, Result<Transcripts, String>)>,
     ) -> Result<Site> {
-        let config = SiteConfig { title, last_updated: false, ..SiteConfig::default() };
+        let config = SiteConfig { title, last_updated: false, view: true, ..SiteConfig::default() };
         let recorded = hashed_tasks(baselines.iter().map(|(b, _)| b));
         let (suite, suite_warnings) = load_suite(&options.suite, || recorded);
         let templates = templates::load(&options.templates)?;
@@ -528,7 +530,7 @@ impl Site {
         );
         let index = self.site_index(&generated);
         let rendered = self.render_docs(&claimed.pages, &index, &mut warnings)?;
-        let (nav, order) = navigation(&rendered, &self.config.title);
+        let (nav, order) = navigation(&rendered, &self.config.title, self.config.view);
         self.templates.tera.global_context().insert("nav", &nav);
         let generated_count = generated.len() - 1; // the 404 page is not counted
         let outgoing: Vec<Outgoing> = docs_pages(&rendered).chain(generated).collect();
@@ -604,6 +606,10 @@ impl Site {
             (CATALOG_PAGE, "catalog.html", "Task catalog", CATALOG_DESCRIPTION),
             (compare::INDEX_PAGE, "compare.html", "Compare two models", COMPARE_DESCRIPTION),
         ] {
+            let description = match (self.config.view, url) {
+                (true, RESULTS_PAGE) => VIEW_RESULTS_DESCRIPTION,
+                _ => description,
+            };
             pages.push(Outgoing {
                 url: url.into(),
                 template,
@@ -613,14 +619,17 @@ impl Site {
                 source: Source::Listing { description },
             });
         }
-        pages.push(Outgoing {
-            url: CHANGES_PAGE.into(),
-            template: "changes.html",
-            title: "What changed".into(),
-            levels: OutlineLevels::default(),
-            searched: true,
-            source: Source::Changes(&history.changes),
-        });
+        // The history of blessings is the published site's; a view has none.
+        if !self.config.view {
+            pages.push(Outgoing {
+                url: CHANGES_PAGE.into(),
+                template: "changes.html",
+                title: "What changed".into(),
+                levels: OutlineLevels::default(),
+                searched: true,
+                source: Source::Changes(&history.changes),
+            });
+        }
         for view in &results.pages {
             let title = format!("{} ({})", view.row.model, view.row.provider);
             let description = format!(
@@ -1437,7 +1446,7 @@ fn capitalize(s: &str) -> String {
 /// group per folder below it, then the generated pages. In a folder, its
 /// `index.md` comes first, then pages by frontmatter `order`, then by title;
 /// folders follow the `order` of their `index.md`, then their names.
-fn navigation(rendered: &[RenderedPage], site_title: &str) -> (Vec<NavEntry>, Vec<PageLink>) {
+fn navigation(rendered: &[RenderedPage], site_title: &str, view: bool) -> (Vec<NavEntry>, Vec<PageLink>) {
     #[derive(Default)]
     struct Folder<'a> {
         pages: Vec<&'a RenderedPage<'a>>,
@@ -1526,6 +1535,9 @@ fn navigation(rendered: &[RenderedPage], site_title: &str) -> (Vec<NavEntry>, Ve
         (MATRIX_PAGE, "Task matrix"),
         (CATALOG_PAGE, "Task catalog"),
     ] {
+        if view && url == CHANGES_PAGE {
+            continue;
+        }
         nav.push(entry("page", title.into(), url.into(), Vec::new()));
         order.push(PageLink { title: title.into(), url: url.into() });
     }

@@ -242,14 +242,22 @@ fn site(options: &ViewOptions, target: &Target) -> Result<Site> {
         false => None,
     };
     let same_run = blessed.as_ref().is_some_and(|b| b.run_id == loaded.result.run_id);
-    let home = home_page(&loaded, blessed.as_ref().filter(|_| !same_run), &baseline_file, &run_key);
+    let live = options.out.is_none();
+    let home = home_page(&loaded, blessed.as_ref().filter(|_| !same_run), &baseline_file, &run_key, live);
     let title = format!("{} ({}) · run {}", loaded.result.model, loaded.result.provider, loaded.result.run_id);
+    // The two rows are of one model: each name says which is which, on
+    // every page (the table, the comparison's title and choices).
+    let labelled = |result: ResultFile, what: &str| {
+        let mut headline = Headline::from(result);
+        headline.model = headline.model.map(|m| format!("{m} ({what})"));
+        headline
+    };
     let mut shown = vec![(
         Baseline {
             path: loaded.path.clone(),
             stem: format!("run-{run_key}"),
             digest: target.fingerprint(),
-            headline: Headline::from(loaded.result),
+            headline: labelled(loaded.result, "this run"),
         },
         transcripts::load_dir(&loaded.transcripts).map_err(|e| format!("{e:#}")),
     )];
@@ -259,7 +267,7 @@ fn site(options: &ViewOptions, target: &Target) -> Result<Site> {
             path: baseline_file.clone(),
             stem: format!("blessed-{}", baseline_file.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default()),
             digest,
-            headline: Headline::from(blessed),
+            headline: labelled(blessed, "baseline"),
         };
         let evidence = match baselines::evidence_archive(&options.baselines, &baseline) {
             Some(Ok(archive)) => transcripts::load(&archive).map_err(|e| format!("{e:#}")),
@@ -283,7 +291,7 @@ fn site(options: &ViewOptions, target: &Target) -> Result<Site> {
 
 /// The home page: what is shown, whether the sweep is still running, and
 /// how the tasks moved since the baseline, in words, with links.
-fn home_page(loaded: &Loaded, blessed: Option<&ResultFile>, baseline_file: &Path, run_key: &str) -> String {
+fn home_page(loaded: &Loaded, blessed: Option<&ResultFile>, baseline_file: &Path, run_key: &str, live: bool) -> String {
     let r = &loaded.result;
     let md = |s: &str| s.replace(['[', ']', '<', '>', '`', '*', '_', '#', '|'], " ");
     let mut page = format!("# Run {}\n\n", md(&r.run_id.0));
@@ -299,10 +307,17 @@ fn home_page(loaded: &Loaded, blessed: Option<&ResultFile>, baseline_file: &Path
         md(&loaded.path.display().to_string()),
     ));
     if let Some((done, planned)) = loaded.progress {
-        page.push_str(&format!(
-            "> [!NOTE]\n> The sweep is still running: {done} of {planned} runs have finished. This page refreshes as \
-             more finish.\n\n"
-        ));
+        page.push_str(&if live {
+            format!(
+                "> [!NOTE]\n> The sweep is still running: {done} of {planned} runs have finished. This page \
+                 refreshes as more finish.\n\n"
+            )
+        } else {
+            format!(
+                "> [!NOTE]\n> The sweep was still running when these pages were written: {done} of {planned} runs \
+                 had finished. Run `vaultbench view` again for the rest.\n\n"
+            )
+        });
     } else if r.interrupted {
         page.push_str("> [!WARNING]\n> This sweep was interrupted: some runs are missing.\n\n");
     }
@@ -332,6 +347,10 @@ fn home_page(loaded: &Loaded, blessed: Option<&ResultFile>, baseline_file: &Path
         None => {
             let next = if r.offline_judge || r.provider == "reference" {
                 "a sweep of a real model can be blessed as the first"
+            } else if loaded.progress.is_some() {
+                "once the sweep has finished, `vaultbench bless` can make it the first"
+            } else if r.interrupted {
+                "an interrupted sweep is not blessed (finish it with `vaultbench run --resume`, or bless with `--force`)"
             } else {
                 "`vaultbench bless` would make this run the first"
             };

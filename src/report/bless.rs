@@ -27,7 +27,8 @@ pub fn baseline_file_name(provider: &str, model: &str) -> String {
 /// Whether a model id names a moving target rather than a fixed model.
 pub fn is_moving_alias(model: &str) -> bool {
     let lower = model.to_ascii_lowercase();
-    lower.ends_with("-latest") || lower.split('-').any(|segment| segment == "preview")
+    // `gemini-flash-latest`, Ollama's `qwen3:latest` tag, `*-preview-*`.
+    lower.ends_with("-latest") || lower.ends_with(":latest") || lower.split('-').any(|segment| segment == "preview")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,9 +145,38 @@ pub fn run_time(run_id: &str) -> Option<chrono::DateTime<chrono::Utc>> {
 /// time (its `run_id`), not by its file's name or date; results dated in the
 /// future are passed over (and listed), as are files that are not results.
 pub fn latest_result(results_dir: &Path) -> Result<Latest> {
+    latest_where(results_dir, None)
+}
+
+/// The latest result of (`provider`, `model`) in `results_dir`, as
+/// [`latest_result`] chooses.
+pub fn latest_result_of(results_dir: &Path, provider: &str, model: &str) -> Result<Latest> {
+    latest_where(results_dir, Some((provider, model)))
+}
+
+/// A result file in `results_dir` of the run `run_id`, if one is left.
+pub fn result_of_run(results_dir: &Path, run_id: &str) -> Option<PathBuf> {
     #[derive(serde::Deserialize)]
     struct RunIdOnly {
         run_id: String,
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(results_dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files.into_iter().find(|p| fsio::read_json::<RunIdOnly>(p).is_ok_and(|r| r.run_id == run_id))
+}
+
+fn latest_where(results_dir: &Path, of: Option<(&str, &str)>) -> Result<Latest> {
+    #[derive(serde::Deserialize)]
+    struct RunIdOnly {
+        run_id: String,
+        #[serde(default)]
+        provider: String,
+        #[serde(default)]
+        model: String,
     }
     let entries = std::fs::read_dir(results_dir)
         .with_context(|| format!("reading {} (no results yet? run `vaultbench run` first)", results_dir.display()))?;
@@ -158,7 +188,10 @@ pub fn latest_result(results_dir: &Path) -> Result<Latest> {
         if !path.is_file() || path.extension().is_none_or(|e| e != "json") {
             continue;
         }
-        let Ok(RunIdOnly { run_id: id }) = fsio::read_json::<RunIdOnly>(&path) else { continue };
+        let Ok(RunIdOnly { run_id: id, provider, model }) = fsio::read_json::<RunIdOnly>(&path) else { continue };
+        if of.is_some_and(|(p, m)| (p, m) != (provider.as_str(), model.as_str())) {
+            continue;
+        }
         let Some(time) = run_time(&id) else { continue };
         if time > now + CLOCK_SKEW {
             from_the_future.push((path, id));
@@ -176,7 +209,10 @@ pub fn latest_result(results_dir: &Path) -> Result<Latest> {
             results_dir.display(),
             from_the_future.iter().map(|(_, id)| id.as_str()).collect::<Vec<_>>().join(", ")
         ),
-        None => bail!("no result files in {}: run `vaultbench run` first", results_dir.display()),
+        None => match of {
+            Some((p, m)) => bail!("no result of {p} / {m} in {}: run `vaultbench run` first", results_dir.display()),
+            None => bail!("no result files in {}: run `vaultbench run` first", results_dir.display()),
+        },
     }
 }
 
@@ -323,6 +359,8 @@ mod tests {
         assert!(is_moving_alias("gemini-flash-latest"));
         assert!(is_moving_alias("gemini-2.5-flash-preview-05-20"));
         assert!(is_moving_alias("gemini-3-pro-preview"));
+        assert!(is_moving_alias("qwen3:latest"));
+        assert!(!is_moving_alias("qwen3:8b"));
         assert!(!is_moving_alias("gemini-2.5-flash"));
         assert!(!is_moving_alias("previewer-7b"));
     }

@@ -377,6 +377,24 @@ fn aggregate_verdict(rule: Rule, key: &str, stored_drop: bool, paired: &Option<P
     }
 }
 
+/// An aggregate's name in words (the JSON keeps the field's).
+fn aggregate_label(key: &str) -> &'static str {
+    match key {
+        "pass_k_rate" => "pass^k (%)",
+        "solve_k_rate" => "solve^k (%)",
+        "mean_pass_rate" => "mean pass rate (%)",
+        "mean_solve_rate" => "mean solve rate (%)",
+        "flaky_task_count" => "flaky tasks",
+        "mean_turns" => "mean turns",
+        "p95_turns" => "p95 turns",
+        "mean_cache_ratio" => "mean cache ratio",
+        "mean_cost_usd" => "mean cost per run (USD)",
+        "total_cost_usd" => "total cost (USD)",
+        "total_loop_fires" => "loop-detector fires",
+        _ => "other",
+    }
+}
+
 /// The short name of a gated aggregate in the regression check.
 fn gate_label(key: &str, k: u32) -> String {
     match key {
@@ -551,13 +569,13 @@ impl Comparison {
         let _ = writeln!(s, "\nAggregates (as stored, over each result's own tasks and k):");
         for a in &self.aggregates {
             if !a.applicable {
-                let _ = writeln!(s, "  {:<22} n/a (cross-provider)", a.key);
+                let _ = writeln!(s, "  {:<24} n/a (cross-provider)", aggregate_label(a.key));
                 continue;
             }
             let _ = writeln!(
                 s,
-                "  {:<22} {}{}",
-                a.key,
+                "  {:<24} {}{}",
+                aggregate_label(a.key),
                 delta(a.before, a.after),
                 verdict_suffix(a.verdict.unwrap_or(Verdict::NoDrop))
             );

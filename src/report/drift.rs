@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -50,6 +51,38 @@ pub fn task_drift(baseline: &ResultFile, current: &ResultFile) -> Drift {
     let now: BTreeSet<&String> = after.keys().collect();
     drift.removed = before.keys().filter(|id| !now.contains(id)).cloned().collect();
     drift
+}
+
+/// The tasks `result` ran that have been edited in the suite at `root`
+/// since: each a task the result recorded a content hash for whose
+/// definition, fixture or setup files hash otherwise now. Empty when the
+/// suite cannot be read (no tasks folder) or the result recorded no hash.
+pub fn edited_since(result: &ResultFile, root: &Path) -> Vec<String> {
+    let recorded: BTreeMap<&str, &str> =
+        result.tasks.iter().filter_map(|t| Some((t.id.as_str(), t.content_hash.as_deref()?))).collect();
+    if recorded.is_empty() {
+        return Vec::new();
+    }
+    let Ok(suite) = crate::suite::Suite::load_catalog(root) else { return Vec::new() };
+    suite
+        .tasks
+        .iter()
+        .filter_map(|t| {
+            let then = recorded.get(t.id.as_str())?;
+            let now = crate::suite::hash::content_hash(root, t).ok()?;
+            (now != *then).then(|| t.id.clone())
+        })
+        .collect()
+}
+
+/// `Edited in the suite since <what> ran (...): 1 task (a); its verdicts measure the old definition.`
+pub fn edited_since_text(what: &str, ids: &[String]) -> String {
+    format!(
+        "Edited in the suite since {what} ran (definition, fixture or setup files): {}; {} the old definition{}.",
+        named(ids),
+        if ids.len() == 1 { "its verdicts measure" } else { "their verdicts measure" },
+        if ids.len() == 1 { "" } else { "s" }
+    )
 }
 
 impl Drift {

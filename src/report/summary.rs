@@ -23,6 +23,10 @@ pub struct ReportJson<'a> {
     /// where it has one (and the result is not that baseline).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub against_baseline: Option<AgainstBaseline>,
+    /// The tasks the result ran that were edited in the suite since
+    /// (`report::drift::edited_since`); absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub edited_in_suite: Vec<String>,
 }
 
 /// A result's tasks against its model's baseline.
@@ -39,6 +43,7 @@ impl<'a> ReportJson<'a> {
             aggregate: &result.aggregate,
             statistics: Summary::of(&stats::counts(result), &Settings::default()),
             against_baseline: None,
+            edited_in_suite: Vec::new(),
         }
     }
 }

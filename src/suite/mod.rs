@@ -110,7 +110,7 @@ impl Suite {
                     &tasks_dir,
                     format!("no {} here (in {here})", tasks_dir.display()),
                     Some(
-                        "run from the project root or pass --suite DIR, the folder holding tasks/ and fixtures/".into(),
+                        "pass --suite DIR, the folder holding tasks/ and fixtures/".into(),
                     ),
                 ));
                 return Err(SuiteErrors { diagnostics });

@@ -129,7 +129,7 @@ pub fn git_sha() -> String {
 }
 
 fn load_suite(root: &Path) -> Result<Suite> {
-    Suite::load(root).map_err(|e| anyhow::anyhow!("{e}"))
+    Ok(Suite::load(root)?)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -174,16 +174,11 @@ pub fn run(args: RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result
         Some(id) => vec![plan_resume(&args, id, err, &scratch)?],
         None => plan_new(&args, err, &scratch)?,
     };
-    if let Some(warning) = plans.iter().find_map(|p| p.judge_warning.as_ref()) {
-        writeln!(err, "{warning}")?;
-    }
-    if plans.iter().any(|p| p.judge.offline) {
-        writeln!(
-            err,
-            "judge: {}; no model is asked, the result is marked offline_judge and can never be blessed",
-            judge::REFERENCE_JUDGE
-        )?;
-    }
+    // Said once, when the first sweep is about to run: never before an
+    // error that stops it (a refused key would bury the server's words).
+    let mut judge_said = false;
+    let judge_warning = plans.iter().find_map(|p| p.judge_warning.clone());
+    let offline_judge = plans.iter().any(|p| p.judge.offline);
     let rt = runtime()?;
     let mut finished: Vec<(PathBuf, ResultFile)> = Vec::new();
     let mut status = Status::Ok;
@@ -198,6 +193,18 @@ pub fn run(args: RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> Result
             stopped_early(&rt, &sweep, &super::Stopped { rejected, runs: 0 }, 0, &args.results, err)?;
             status = Status::Failed;
             continue;
+        }
+        if !std::mem::replace(&mut judge_said, true) {
+            if let Some(warning) = &judge_warning {
+                writeln!(err, "{warning}")?;
+            }
+            if offline_judge {
+                writeln!(
+                    err,
+                    "judge: {}; no model is asked, the result is marked offline_judge and can never be blessed",
+                    judge::REFERENCE_JUDGE
+                )?;
+            }
         }
         let outcome = rt.block_on(async {
             let interrupt = signal::listen();
@@ -360,7 +367,19 @@ fn stopped_early(
             writeln!(err, "Known model ids near `{}`: {}", m.model, near.join(", "))?;
         }
     }
-    if stopped.runs == 0 {
+    if rejected.rejection == Rejection::UnknownModel {
+        // A resumed sweep keeps its model, so the fix is a new sweep.
+        let saved = match stopped.runs {
+            0 => String::new(),
+            _ => format!("The {finished} finished runs are saved in {} (marked interrupted). ", sweep.store.result_path().display()),
+        };
+        writeln!(
+            err,
+            "{saved}Once fixed, start a new sweep with the model id the server knows: vaultbench run --provider {} \
+             --model <id> (a sweep resumed with --resume keeps the model it started with)",
+            m.provider
+        )?;
+    } else if stopped.runs == 0 {
         writeln!(err, "Once fixed: vaultbench run --resume {} --results {}", m.run_id, results.display())?;
     } else {
         writeln!(
@@ -462,7 +481,7 @@ fn select<'s>(args: &RunOptions, suite: &'s Suite, err: &mut dyn Write) -> Resul
     for model in models.iter().flatten().filter(|m| bless::is_moving_alias(m)) {
         writeln!(
             err,
-            "warning: `{model}` is a moving alias (-latest, -preview): the model behind it can change from one run \
+            "warning: `{model}` is a moving alias (-latest, :latest, -preview): the model behind it can change from one run \
              to the next, so this sweep cannot be compared over time and `vaultbench bless` will refuse it; \
              pin a version if there is one"
         )?;
@@ -836,13 +855,9 @@ pub fn suite_check(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Status> {
-    let suite = match Suite::load(root) {
-        Ok(s) => s,
-        Err(e) => {
-            writeln!(err, "{e}")?;
-            return Ok(Status::Failed);
-        }
-    };
+    // A suite that does not load is the command's error (main says it, with
+    // a hint when the folder is missing).
+    let suite = Suite::load(root)?;
     for w in &suite.warnings {
         writeln!(err, "{w}")?;
     }

@@ -39,6 +39,9 @@ pub struct SiteConfig {
     pub last_updated: bool,
     /// The pages' language (`<html lang>`).
     pub lang: String,
+    /// The site is `vaultbench view`'s (one result and its baseline, no
+    /// history), not a published one; set by the program, never by the file.
+    pub view: bool,
 }
 
 impl Default for SiteConfig {
@@ -53,6 +56,7 @@ impl Default for SiteConfig {
             clean_urls: false,
             last_updated: true,
             lang: "en".into(),
+            view: false,
         }
     }
 }

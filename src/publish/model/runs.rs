@@ -74,6 +74,9 @@ pub struct TaskPage {
     pub solved: String,
     pub passed: String,
     pub flaky: bool,
+    /// The suite's task has been edited since this baseline ran it (the
+    /// content hashes differ; unknown where either has none).
+    pub edited_since: bool,
     pub runs: Vec<RunView>,
     /// Runs beyond [`MAX_RUNS`], not shown.
     pub runs_omitted: usize,
@@ -161,7 +164,7 @@ pub struct Check {
 }
 
 /// The kinds of check a run can fail, in the order the breakdown lists them.
-pub const FAILURE_KINDS: [&str; 10] = [
+pub const FAILURE_KINDS: [&str; 11] = [
     "did not pass",
     "expected tools",
     "forbidden tools",
@@ -172,6 +175,7 @@ pub const FAILURE_KINDS: [&str; 10] = [
     "vault assertion",
     "tool budget",
     "no failing check recorded",
+    "judge not asked (no judge configured)",
 ];
 
 /// How many unsolved runs failed on one kind of check.
@@ -269,6 +273,10 @@ pub fn baseline_runs(b: &Baseline, suite: &SuiteView, evidence: Option<&Transcri
             solved: format!("{}/{}", t.solved_count.unwrap_or(0), t.n_runs.unwrap_or(0)),
             passed: format!("{}/{}", t.passed_count.unwrap_or(0), t.n_runs.unwrap_or(0)),
             flaky: t.flaky.unwrap_or(false),
+            edited_since: matches!(
+                (t.content_hash.as_deref(), task.and_then(|c| c.content_hash.as_deref())),
+                (Some(ran), Some(now)) if ran != now
+            ),
             runs_omitted: all_runs.len().saturating_sub(MAX_RUNS),
             runs,
             baseline_page: format!("{folder}.html"),
@@ -304,7 +312,9 @@ fn failed_kinds(r: &RunHeadline) -> Vec<usize> {
     let matchers_before = kinds.len();
     for (i, kind) in ["contains", "regex", "judge"].iter().enumerate() {
         if d.matcher_details.iter().flatten().any(|m| m.kind.as_deref() == Some(kind) && m.verdict != Some(true)) {
-            kinds.push(3 + i);
+            // A judge that was never asked said nothing: not a failure of the model's.
+            let unasked = *kind == "judge" && d.judge_skipped == Some(true);
+            kinds.push(if unasked { 10 } else { 3 + i });
         }
     }
     // Matchers failed as a whole without saying which one.
