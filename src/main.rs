@@ -665,14 +665,20 @@ fn cmd_history(model: Option<&str>, dir: &Path, json: bool) -> Result<ExitCode> 
     }
     let history = history::load(dir);
     let models = match model {
+        // No history at all (no repository, no git): the notes say why; not an error.
+        Some(_) if history.models.is_empty() => Vec::new(),
         Some(name) => history.select(name).map_err(|e| anyhow::anyhow!(e))?,
         None => history.models.iter().collect(),
     };
+    let notes = match model {
+        Some(_) => history.notes_about(&models),
+        None => history.notes.clone(),
+    };
     let folder = dir.display().to_string();
     if json {
-        print_json(&history::text::Json { baselines: &folder, alpha: history.alpha, notes: &history.notes, models })?;
+        print_json(&history::text::Json { baselines: &folder, alpha: history.alpha, notes: &notes, models })?;
     } else {
-        out!("{}", history::text::render(&history, &models, &folder));
+        out!("{}", history::text::render(&history, &models, &notes, &folder));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -777,7 +783,10 @@ fn cmd_compare(
             let base = report::load_result(&one)?;
             let result = bless::latest_result_of(&dirs.results, &base.provider, &base.model)?;
             for (path, run_id) in &result.from_the_future {
-                errln!("warning: passing over {}: its run is dated {run_id}, in the future (a wrong clock?)", path.display());
+                errln!(
+                    "warning: passing over {}: its run is dated {run_id}, in the future (a wrong clock?)",
+                    path.display()
+                );
             }
             let current = report::load_result(&result.path)?;
             (one, result.path, current)

@@ -46,6 +46,10 @@ pub fn format_p(p: f64) -> String {
         "1.00".into()
     } else if p < 0.01 {
         format!("{p:.4}")
+    } else if p < 0.1 {
+        // Near the usual levels (0.05, 0.01) two decimals would read 0.048
+        // and 0.054 both as 0.05, one flagged and one not.
+        format!("{p:.3}")
     } else {
         format!("{p:.2}")
     }
@@ -79,6 +83,7 @@ mod tests {
         assert_eq!(signed1(3.66), "+3.7");
         assert_eq!(format_p(0.003968), "0.0040");
         assert_eq!(format_p(0.26), "0.26");
+        assert_eq!((format_p(0.0476), format_p(0.0536)), ("0.048".into(), "0.054".into()));
         assert_eq!(format_p(0.00001), "<0.0001");
         // Ties round up, as the stored rates do: 1/16 of the tasks is 6.25%.
         assert_eq!(fixed1(6.25), jsnum::to_fixed(6.25, 1));

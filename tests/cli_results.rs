@@ -123,7 +123,7 @@ fn compare_at_k_3_catches_tasks_broken_outright_across_tasks() {
     let out = vaultbench(&["compare", "--fail-on-regression", "base.json", "cur.json"], dir.path());
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("task-00: solved 3/3 → 0/3 (p 0.05, adjusted") && text.contains("within noise"), "{text}");
+    assert!(text.contains("task-00: solved 3/3 → 0/3 (p 0.050, adjusted") && text.contains("within noise"), "{text}");
     assert!(!text.contains("task-00: REGRESSION"), "{text}");
     assert!(text.contains("solved runs") && text.contains("across tasks"), "{text}");
     let out = vaultbench(&["compare", "--json", "base.json", "cur.json"], dir.path());

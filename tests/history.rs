@@ -223,7 +223,7 @@ fn the_cli_follows_each_model_across_its_blessings() {
         "2 → 3  significant change",
         "tasks that moved beyond noise: drift",
         "tasks changed (left out of the comparison): edited",
-        "drift   5/5 5/5 1/5  at #3: stable → flaky, Fisher exact p 0.02 (adjusted 0.05): more than noise",
+        "drift   5/5 5/5 1/5  at #3: stable → flaky, Fisher exact p 0.024 (adjusted 0.048): more than noise",
         "edited  5/5 5/5 0/5  at #3: task changed (its definition, fixture or setup files were edited): not a model change",
         "slip  3/3 1/3  at #2: stable → flaky, Fisher exact p 0.20 (adjusted 0.20): within noise; definition unknown",
         "Definition unknown at #2: 11 tasks without a content hash",
@@ -283,7 +283,42 @@ fn a_shallow_clone_gives_what_it_has_and_says_how_to_get_the_rest() {
     for m in json["models"].as_array().unwrap() {
         assert_eq!(m["blessings"].as_array().unwrap().len(), 1, "{m}");
         assert!(m["steps"].as_array().unwrap().is_empty());
+        // gemma's file was last changed before the one commit fetched: said as "at or before".
+        assert_eq!(m["blessings"][0]["at_or_before"], true, "{m}");
     }
+    let text = stdout(&vaultbench(&["history", "ollama/gemma4-e4b"], &clone.path().join("c")));
+    assert!(text.contains("≤ "), "{text}");
+    let site = clone.path().join("site");
+    let docs = clone.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("index.md"), "# Home\n").unwrap();
+    let out = vaultbench(
+        &["publish", "--docs", docs.to_str().unwrap(), "--out", site.to_str().unwrap()],
+        &clone.path().join("c"),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = std::fs::read_to_string(site.join("results.html")).unwrap();
+    assert!(results.contains("earlier not fetched") && !results.contains(">first blessing"), "{results}");
+}
+
+#[test]
+fn a_version_committed_again_as_it_was_is_the_same_blessing() {
+    let Some((repo, _)) = history_repo() else { return };
+    let file = repo.baselines().join("gemini-gemini-2.5-flash.json");
+    let good = std::fs::read(&file).unwrap();
+    std::fs::write(&file, "{ broken").unwrap();
+    repo.commit("a broken bless", "2026-03-10T12:00:00Z");
+    std::fs::write(&file, &good).unwrap();
+    repo.commit("revert it", "2026-03-11T12:00:00Z");
+    let json = history_json(repo.root(), &["gemini-2.5-flash"]);
+    let flash = model(&json, "gemini-2.5-flash");
+    assert_eq!(flash["blessings"].as_array().unwrap().len(), 3, "{flash}");
+    assert_eq!(flash["steps"].as_array().unwrap().len(), 2, "{flash}");
+    // The broken version is a note about this model's file, kept when it alone is asked for.
+    assert!(json["notes"].to_string().contains("gemini-gemini-2.5-flash.json at commit"), "{json}");
+    // Another model asked for alone: the note about this one's file is not its.
+    let other = history_json(repo.root(), &["ollama/gemma4-e4b"]);
+    assert!(!other["notes"].to_string().contains("gemini-gemini-2.5-flash.json at commit"), "{other}");
 }
 
 #[test]
@@ -302,6 +337,10 @@ fn no_repository_gives_no_history_with_a_note_and_an_uncommitted_blessing_is_the
         assert!(json["models"].as_array().unwrap().is_empty(), "{json}");
         let text = stdout(&vaultbench(&["history", "--baselines", "baselines"], outside.path()));
         assert!(text.contains("0 models, 0 blessings") && text.contains("Note: "), "{text}");
+        // A model asked for by name: the same note, not an error.
+        let out = vaultbench(&["history", "gemini-2.5-flash", "--baselines", "baselines"], outside.path());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(stdout(&out).contains("no history of the baselines"), "{}", stdout(&out));
     }
     // Blessed and not committed: the fourth blessing, from the working tree.
     let mut fourth = flash(3);

@@ -487,7 +487,10 @@ fn compare_with_one_file_meets_the_same_models_other_side() {
     let out = vaultbench(&["compare", "evals/baselines/reference-reference.json"], d);
     let (b, r) = files(&stdout(&out));
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(b.ends_with("reference-reference.json") && r.ends_with(second.file_name().unwrap().to_str().unwrap()), "{r}");
+    assert!(
+        b.ends_with("reference-reference.json") && r.ends_with(second.file_name().unwrap().to_str().unwrap()),
+        "{r}"
+    );
     // Two files of two models: compared, with a warning.
     let out = vaultbench(&["compare", "evals/baselines/reference-reference.json", "evals/results/zz-other.json"], d);
     assert!(stderr(&out).contains("warning: the two files are of different models"), "{}", stderr(&out));

@@ -336,13 +336,25 @@ mod tests {
                 id: "drift".into(),
                 rise: false,
                 p: 5.0 / 210.0,
-                p_adjusted: Some(10.0 / 210.0),
+                // The audit's p-value that came back one ULP off before
+                // floats were read to round trip.
+                p_adjusted: Some(0.214_285_714_285_714_02),
                 significant: true,
             }],
         };
         let json = serde_json::to_string(&StoredJudged::from(&judged)).unwrap();
         let back: StoredJudged = serde_json::from_str(&json).unwrap();
         assert_eq!(Judged::try_from(back).unwrap(), judged);
+        // Every number comes back as the same number, not a neighbour.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let f = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let back: f64 = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+            assert_eq!(back.to_bits(), f.to_bits(), "{f}");
+        }
         // A figure this program does not know makes the entry unusable, not wrong.
         let odd = json.replace("solve_k_rate", "another_rate");
         assert!(Judged::try_from(serde_json::from_str::<StoredJudged>(&odd).unwrap()).is_err());

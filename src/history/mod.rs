@@ -56,23 +56,32 @@ pub struct Blessing {
     /// Its git blob id (computed, for the working tree's file).
     #[serde(skip)]
     pub blob: String,
+    /// Read at the oldest commit of a shallow clone, which shows every file
+    /// as written there: the blessing was made at that commit or before.
+    pub at_or_before: bool,
     #[serde(skip)]
     pub version: Arc<Version>,
 }
 
 impl Blessing {
-    /// The commit's first 7 characters, or `working tree`.
+    /// The commit's first 7 characters (`≤ abc1234` at a shallow clone's
+    /// boundary), or `not committed`.
     pub fn short_commit(&self) -> String {
         match &self.commit {
-            Some(sha) => sha.chars().take(7).collect(),
-            None => "working tree".into(),
+            Some(sha) => format!("{}{}", self.before_mark(), sha.chars().take(7).collect::<String>()),
+            None => "not committed".into(),
         }
     }
 
-    /// `YYYY-MM-DD` of the commit, or of the run for an uncommitted file.
+    /// `YYYY-MM-DD` of the commit (`≤ ...` at a shallow clone's boundary),
+    /// or of the run for an uncommitted file.
     pub fn day(&self) -> String {
         let date = self.date.as_deref().unwrap_or(&self.run_id);
-        date.chars().take(10).collect()
+        format!("{}{}", self.before_mark(), date.chars().take(10).collect::<String>())
+    }
+
+    fn before_mark(&self) -> &'static str {
+        if self.at_or_before { "≤ " } else { "" }
     }
 }
 
@@ -150,8 +159,10 @@ struct Lineage {
 /// Read every version of every baseline of `dir`, within `bounds`.
 pub fn read(dir: &Path, bounds: &Bounds) -> Read {
     let mut notes = Vec::new();
+    let shallow;
     let commits = match git::repository(dir, bounds) {
         Ok(repo) => {
+            shallow = repo.shallow;
             let log = git::log(dir, bounds).unwrap_or_else(|e| {
                 notes.push(format!("the history could not be read ({e}); only the current baselines are shown"));
                 git::Log::default()
@@ -159,7 +170,8 @@ pub fn read(dir: &Path, bounds: &Bounds) -> Read {
             if repo.shallow {
                 let from = log.commits.first().map(|c| format!(" (from {})", &c.date[..c.date.len().min(10)]));
                 notes.push(format!(
-                    "a shallow clone: the history holds only the commits fetched{}; `git fetch --unshallow` \
+                    "a shallow clone: the history holds only the commits fetched{}, and a baseline last changed \
+                     before them is shown at the oldest commit fetched (marked at or before); git fetch --unshallow \
                      fetches the rest",
                     from.unwrap_or_default()
                 ));
@@ -212,7 +224,7 @@ pub fn read(dir: &Path, bounds: &Bounds) -> Read {
         );
     }
     working_tree(dir, bounds, &mut lineages, &mut pending, &mut versions, &mut parsed, &mut notes);
-    let models = group(&commits, lineages, pending, &versions, &mut notes);
+    let models = group(&commits, shallow, lineages, pending, &versions, &mut notes);
     Read { models, notes, parsed, source: Some((dir.to_path_buf(), bounds.clone())) }
 }
 
@@ -441,6 +453,7 @@ fn working_tree(
 /// (a rename git did not detect), never two lines that are both current.
 fn group(
     commits: &[git::Commit],
+    shallow: bool,
     lineages: Vec<Lineage>,
     pending: Vec<Pending>,
     versions: &Versioned,
@@ -470,6 +483,30 @@ fn group(
             parent[here] = there;
             current[there] = current[there].take().or(current[here].take());
         }
+    }
+    // Two current files of one model: kept apart, and said.
+    let mut twice: HashMap<&(String, String), BTreeSet<String>> = HashMap::new();
+    for p in &pending {
+        let Some(Ok(version)) = versions.get(&p.blob) else { continue };
+        let key = by_model.get_key_value(&(version.provider.clone(), version.model.clone())).map(|(k, _)| k);
+        if let (Some(key), Some(file)) = (key, current[root(&mut parent, p.lineage)].clone()) {
+            twice.entry(key).or_default().insert(file);
+        }
+    }
+    let mut twice: Vec<String> = twice
+        .into_iter()
+        .filter(|(_, files)| files.len() > 1)
+        .map(|((provider, model), files)| {
+            format!(
+                "{provider} / {model} has {} current baseline files ({})",
+                files.len(),
+                files.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    twice.sort();
+    for t in twice {
+        notes.push(format!("{t}: their histories are shown apart; remove the file that is no longer its baseline"));
     }
     let mut groups: HashMap<usize, Vec<&Pending>> = HashMap::new();
     for p in &pending {
@@ -507,10 +544,15 @@ fn group(
                         run_id: version.run_id.clone(),
                         git_sha: version.git_sha.clone(),
                         blob: p.blob.clone(),
+                        at_or_before: shallow && p.order == 0,
                         version,
                     })
                 })
                 .collect();
+            // A version committed again as it was (a bad one reverted, say)
+            // is the same blessing, not a new one.
+            let mut blessings = blessings;
+            blessings.dedup_by(|later, earlier| later.version == earlier.version);
             let last = blessings.last()?;
             let mut files: Vec<String> = Vec::new();
             for b in &blessings {

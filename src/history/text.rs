@@ -27,6 +27,25 @@ impl History {
         }
         Ok(chosen)
     }
+
+    /// The notes that concern `chosen`: those about the history as a whole,
+    /// and those naming a file of theirs; not those naming only another
+    /// model's files.
+    pub fn notes_about(&self, chosen: &[&ModelHistory]) -> Vec<String> {
+        let mine: Vec<&str> = chosen.iter().flat_map(|m| m.files.iter().map(String::as_str)).collect();
+        let others: Vec<&str> = self
+            .models
+            .iter()
+            .filter(|m| !chosen.iter().any(|c| std::ptr::eq(*c, *m)))
+            .flat_map(|m| m.files.iter().map(String::as_str))
+            .filter(|f| !mine.contains(f))
+            .collect();
+        self.notes
+            .iter()
+            .filter(|n| mine.iter().any(|f| n.contains(f)) || !others.iter().any(|f| n.contains(f)))
+            .cloned()
+            .collect()
+    }
 }
 
 /// `vaultbench history --json`.
@@ -48,8 +67,8 @@ pub fn change_text(i: &stats::Interval) -> String {
     format!("{} pts [{}, {}]", stats::signed1(i.estimate), stats::signed1(i.low), stats::signed1(i.high))
 }
 
-/// The whole history of `models` (all of them when `None`), with the notes.
-pub fn render(history: &History, models: &[&ModelHistory], dir: &str) -> String {
+/// The whole history of `models`, with `notes`.
+pub fn render(history: &History, models: &[&ModelHistory], notes: &[String], dir: &str) -> String {
     let mut s = String::new();
     let blessings: usize = models.iter().map(|m| m.blessings.len()).sum();
     let _ = writeln!(
@@ -59,7 +78,7 @@ pub fn render(history: &History, models: &[&ModelHistory], dir: &str) -> String 
         if models.len() == 1 { "" } else { "s" },
         if blessings == 1 { "" } else { "s" }
     );
-    for note in &history.notes {
+    for note in notes {
         let _ = writeln!(s, "Note: {note}.");
     }
     let _ = writeln!(

@@ -619,6 +619,7 @@ mod tests {
                     run_id: version.run_id.clone(),
                     git_sha: version.git_sha.clone(),
                     blob,
+                    at_or_before: false,
                     version,
                 }
             })

@@ -109,9 +109,7 @@ impl Suite {
                 diagnostics.push(Diagnostic::error(
                     &tasks_dir,
                     format!("no {} here (in {here})", tasks_dir.display()),
-                    Some(
-                        "pass --suite DIR, the folder holding tasks/ and fixtures/".into(),
-                    ),
+                    Some("pass --suite DIR, the folder holding tasks/ and fixtures/".into()),
                 ));
                 return Err(SuiteErrors { diagnostics });
             }

@@ -371,7 +371,10 @@ fn stopped_early(
         // A resumed sweep keeps its model, so the fix is a new sweep.
         let saved = match stopped.runs {
             0 => String::new(),
-            _ => format!("The {finished} finished runs are saved in {} (marked interrupted). ", sweep.store.result_path().display()),
+            _ => format!(
+                "The {finished} finished runs are saved in {} (marked interrupted). ",
+                sweep.store.result_path().display()
+            ),
         };
         writeln!(
             err,

@@ -66,6 +66,8 @@ pub struct BlessingRow {
     pub commit: Option<Commit>,
     /// Committed (false: the working tree's file, not committed yet).
     pub committed: bool,
+    /// At a shallow clone's oldest commit: made there or before.
+    pub at_or_before: bool,
     pub date: String,
     pub run_id: String,
     /// The harness commit the result records.
@@ -222,6 +224,7 @@ fn blessing_row(m: &ModelHistory, i: usize, config: &SiteConfig) -> BlessingRow 
         n: i + 1,
         commit: b.blessing.commit.as_deref().and_then(|c| commit(Some(c), config)),
         committed: b.blessing.commit.is_some(),
+        at_or_before: b.blessing.at_or_before,
         date: b.blessing.day(),
         run_id: b.blessing.run_id.clone(),
         harness: commit(Some(&b.blessing.git_sha), config),
@@ -408,6 +411,15 @@ fn since(m: &ModelHistory) -> Option<Since> {
         return None;
     }
     let Some(step) = m.last_step() else {
+        // At a shallow clone's boundary, earlier blessings may exist unfetched.
+        if m.blessings.first().is_some_and(|b| b.blessing.at_or_before) {
+            return Some(Since {
+                text: "earlier not fetched".into(),
+                class: "first",
+                title: "a shallow clone: blessings before its oldest commit were not fetched (git fetch --unshallow)"
+                    .into(),
+            });
+        }
         return Some(Since {
             text: "first blessing".into(),
             class: "first",
