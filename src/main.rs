@@ -718,7 +718,7 @@ fn cmd_report(path: &Path, baselines: &Path, suite: &Path, json: bool) -> Result
     } else {
         None
     };
-    let edited = report::drift::edited_since(&stored, suite);
+    let edited = report::drift::edited_since(suite, &[&stored]).remove(0);
     if json {
         let mut report = summary::ReportJson::of(&derived);
         report.against_baseline =
@@ -781,15 +781,9 @@ fn cmd_compare(
         }
         (Some(one), None) if in_folder(&one, &dirs.baselines) => {
             let base = report::load_result(&one)?;
-            let result = bless::latest_result_of(&dirs.results, &base.provider, &base.model)?;
-            for (path, run_id) in &result.from_the_future {
-                errln!(
-                    "warning: passing over {}: its run is dated {run_id}, in the future (a wrong clock?)",
-                    path.display()
-                );
-            }
-            let current = report::load_result(&result.path)?;
-            (one, result.path, current)
+            let result = warned(bless::latest_result_of(&dirs.results, &base.provider, &base.model)?);
+            let current = report::load_result(&result)?;
+            (one, result, current)
         }
         (Some(result), None) => {
             let current = report::load_result(&result)?;
@@ -816,10 +810,10 @@ fn cmd_compare(
         print_json(&comparison)?;
     } else {
         outln!("Baseline file: {}\nResult file:   {}\n", baseline_path.display(), result_path.display());
-        for (what, file) in [("the baseline", &base), ("the result", &current)] {
-            let edited = report::drift::edited_since(file, suite);
+        let edited = report::drift::edited_since(suite, &[&base, &current]);
+        for (what, edited) in ["the baseline", "the result"].into_iter().zip(&edited) {
             if !edited.is_empty() {
-                outln!("{}\n", report::drift::edited_since_text(what, &edited));
+                outln!("{}\n", report::drift::edited_since_text(what, edited));
             }
         }
         out!("{}", comparison.detailed());
@@ -904,8 +898,6 @@ fn cmd_bless(result: Option<PathBuf>, dirs: &Dirs, force: bool) -> Result<ExitCo
     Ok(ExitCode::SUCCESS)
 }
 
-/// The latest result of `dir` by its run's own time, after a warning for
-/// each result dated in the future (a wrong clock), which is passed over.
 /// Whether `path` is a file directly in `folder` (both as they resolve).
 fn in_folder(path: &Path, folder: &Path) -> bool {
     let parent = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
@@ -915,12 +907,19 @@ fn in_folder(path: &Path, folder: &Path) -> bool {
     }
 }
 
+/// The latest result of `dir` by its run's own time, after a warning for
+/// each result dated in the future (a wrong clock), which is passed over.
 fn latest(dir: &Path) -> Result<PathBuf> {
-    let latest = bless::latest_result(dir)?;
+    Ok(warned(bless::latest_result(dir)?))
+}
+
+/// The latest result chosen, after a warning for each one passed over for
+/// being dated in the future.
+fn warned(latest: bless::Latest) -> PathBuf {
     for (path, run_id) in &latest.from_the_future {
         errln!("warning: passing over {}: its run is dated {run_id}, in the future (a wrong clock?)", path.display());
     }
-    Ok(latest.path)
+    latest.path
 }
 
 fn cmd_rescore(

@@ -485,12 +485,11 @@ fn group(
         }
     }
     // Two current files of one model: kept apart, and said.
-    let mut twice: HashMap<&(String, String), BTreeSet<String>> = HashMap::new();
+    let mut twice: HashMap<(&str, &str), BTreeSet<String>> = HashMap::new();
     for p in &pending {
         let Some(Ok(version)) = versions.get(&p.blob) else { continue };
-        let key = by_model.get_key_value(&(version.provider.clone(), version.model.clone())).map(|(k, _)| k);
-        if let (Some(key), Some(file)) = (key, current[root(&mut parent, p.lineage)].clone()) {
-            twice.entry(key).or_default().insert(file);
+        if let Some(file) = &current[root(&mut parent, p.lineage)] {
+            twice.entry((&version.provider, &version.model)).or_default().insert(file.clone());
         }
     }
     let mut twice: Vec<String> = twice
@@ -517,7 +516,7 @@ fn group(
         .into_iter()
         .filter_map(|(g, mut members)| {
             members.sort_by_key(|p| p.order);
-            let blessings: Vec<Blessing> = members
+            let mut blessings: Vec<Blessing> = members
                 .iter()
                 .filter_map(|p| {
                     let commit = commits.get(p.order);
@@ -551,7 +550,6 @@ fn group(
                 .collect();
             // A version committed again as it was (a bad one reverted, say)
             // is the same blessing, not a new one.
-            let mut blessings = blessings;
             blessings.dedup_by(|later, earlier| later.version == earlier.version);
             let last = blessings.last()?;
             let mut files: Vec<String> = Vec::new();

@@ -1393,12 +1393,8 @@ fn load_suite(root: &Path, hashed: impl FnOnce() -> HashSet<String>) -> (SuiteVi
                 suite.tasks.par_iter().map(|t| (t.id.as_str(), crate::suite::compile::explainer(root, t))).collect();
             // What each task is now, to tell the baselines that ran an edited one.
             let hashed = hashed();
-            let hashes: HashMap<&str, String> = suite
-                .tasks
-                .par_iter()
-                .filter(|t| hashed.contains(&t.id))
-                .filter_map(|t| Some((t.id.as_str(), crate::suite::hash::content_hash(root, t).ok()?)))
-                .collect();
+            let hashes =
+                crate::suite::hash::content_hashes(root, suite.tasks.iter().filter(|t| hashed.contains(&t.id)));
             for task in &mut view.tasks {
                 task.content_hash = hashes.get(task.id.as_str()).cloned();
                 if let Some(explainer) = explainers.remove(task.id.as_str()) {

@@ -156,39 +156,44 @@ pub fn latest_result_of(results_dir: &Path, provider: &str, model: &str) -> Resu
 
 /// A result file in `results_dir` of the run `run_id`, if one is left.
 pub fn result_of_run(results_dir: &Path, run_id: &str) -> Option<PathBuf> {
-    #[derive(serde::Deserialize)]
-    struct RunIdOnly {
-        run_id: String,
-    }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(results_dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    files.into_iter().find(|p| fsio::read_json::<RunIdOnly>(p).is_ok_and(|r| r.run_id == run_id))
+    let mut heads = result_heads(results_dir).ok()?;
+    heads.sort_by(|a, b| a.0.cmp(&b.0));
+    heads.into_iter().find(|(_, h)| h.run_id == run_id).map(|(path, _)| path)
 }
 
-fn latest_where(results_dir: &Path, of: Option<(&str, &str)>) -> Result<Latest> {
-    #[derive(serde::Deserialize)]
-    struct RunIdOnly {
-        run_id: String,
-        #[serde(default)]
-        provider: String,
-        #[serde(default)]
-        model: String,
-    }
+/// What the choice of a result reads of each file.
+#[derive(serde::Deserialize)]
+struct ResultHead {
+    run_id: String,
+    #[serde(default)]
+    provider: String,
+    #[serde(default)]
+    model: String,
+}
+
+/// Every `.json` file directly in `results_dir` that reads as a result's
+/// head, in the folder's order; files that are not results are passed over.
+fn result_heads(results_dir: &Path) -> Result<Vec<(PathBuf, ResultHead)>> {
     let entries = std::fs::read_dir(results_dir)
         .with_context(|| format!("reading {} (no results yet? run `vaultbench run` first)", results_dir.display()))?;
-    let now = chrono::Utc::now();
-    let mut best: Option<(chrono::DateTime<chrono::Utc>, PathBuf)> = None;
-    let mut from_the_future = Vec::new();
+    let mut heads = Vec::new();
     for entry in entries {
         let path = entry.with_context(|| format!("reading {}", results_dir.display()))?.path();
         if !path.is_file() || path.extension().is_none_or(|e| e != "json") {
             continue;
         }
-        let Ok(RunIdOnly { run_id: id, provider, model }) = fsio::read_json::<RunIdOnly>(&path) else { continue };
+        if let Ok(head) = fsio::read_json::<ResultHead>(&path) {
+            heads.push((path, head));
+        }
+    }
+    Ok(heads)
+}
+
+fn latest_where(results_dir: &Path, of: Option<(&str, &str)>) -> Result<Latest> {
+    let now = chrono::Utc::now();
+    let mut best: Option<(chrono::DateTime<chrono::Utc>, PathBuf)> = None;
+    let mut from_the_future = Vec::new();
+    for (path, ResultHead { run_id: id, provider, model }) in result_heads(results_dir)? {
         if of.is_some_and(|(p, m)| (p, m) != (provider.as_str(), model.as_str())) {
             continue;
         }

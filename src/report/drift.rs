@@ -53,24 +53,31 @@ pub fn task_drift(baseline: &ResultFile, current: &ResultFile) -> Drift {
     drift
 }
 
-/// The tasks `result` ran that have been edited in the suite at `root`
-/// since: each a task the result recorded a content hash for whose
-/// definition, fixture or setup files hash otherwise now. Empty when the
-/// suite cannot be read (no tasks folder) or the result recorded no hash.
-pub fn edited_since(result: &ResultFile, root: &Path) -> Vec<String> {
-    let recorded: BTreeMap<&str, &str> =
-        result.tasks.iter().filter_map(|t| Some((t.id.as_str(), t.content_hash.as_deref()?))).collect();
-    if recorded.is_empty() {
-        return Vec::new();
-    }
-    let Ok(suite) = crate::suite::Suite::load_catalog(root) else { return Vec::new() };
-    suite
-        .tasks
+/// For each of `results`, the tasks it ran that have been edited in the
+/// suite at `root` since: each a task it recorded a content hash for whose
+/// definition, fixture or setup files hash otherwise now. The suite is read
+/// and each task hashed once, whatever the number of results. A list is
+/// empty when the suite cannot be read (no tasks folder) or its result
+/// recorded no hash.
+pub fn edited_since(root: &Path, results: &[&ResultFile]) -> Vec<Vec<String>> {
+    let recorded = |r: &ResultFile| -> BTreeMap<String, String> {
+        r.tasks.iter().filter_map(|t| Some((t.id.clone(), t.content_hash.clone()?))).collect()
+    };
+    let recorded: Vec<BTreeMap<String, String>> = results.iter().map(|r| recorded(r)).collect();
+    let hashed: BTreeSet<&String> = recorded.iter().flat_map(|r| r.keys()).collect();
+    let now = match crate::suite::Suite::load_catalog(root) {
+        Ok(suite) if !hashed.is_empty() => {
+            crate::suite::hash::content_hashes(root, suite.tasks.iter().filter(|t| hashed.contains(&t.id)))
+        }
+        _ => BTreeMap::new(),
+    };
+    recorded
         .iter()
-        .filter_map(|t| {
-            let then = recorded.get(t.id.as_str())?;
-            let now = crate::suite::hash::content_hash(root, t).ok()?;
-            (now != *then).then(|| t.id.clone())
+        .map(|then| {
+            now.iter()
+                .filter(|(id, hash)| then.get(*id).is_some_and(|h| h != *hash))
+                .map(|(id, _)| id.clone())
+                .collect()
         })
         .collect()
 }

@@ -20,6 +20,19 @@ use super::Suite;
 use super::fixtures::{self, Kind};
 use crate::format::task::Task;
 
+/// The content hash of each of `tasks` in the suite at `root`, by id,
+/// hashed on every core; a task whose files cannot be read now has none.
+/// One function for every reader: a sweep recording what it ran, the site
+/// and `report`/`compare` telling what was edited since.
+pub fn content_hashes<'t>(
+    root: &Path,
+    tasks: impl IntoIterator<Item = &'t Task>,
+) -> std::collections::BTreeMap<String, String> {
+    use rayon::prelude::*;
+    let tasks: Vec<&Task> = tasks.into_iter().collect();
+    tasks.par_iter().filter_map(|t| content_hash(root, t).ok().map(|h| (t.id.clone(), h))).collect()
+}
+
 /// The content hash of `task` in the suite at `root`.
 pub fn content_hash(root: &Path, task: &Task) -> Result<String> {
     let mut sha = Sha::new(&SHA256);

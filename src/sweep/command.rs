@@ -591,7 +591,7 @@ fn plan_new(args: &RunOptions, err: &mut dyn Write, scratch: &Arc<Scratch>) -> R
                 None => provider::default_max_output_tokens(&provider_name),
             },
             tasks: selected.iter().map(|t| t.id.clone()).collect(),
-            content_hashes: content_hashes(&suite.root, selected.iter().copied()),
+            content_hashes: crate::suite::hash::content_hashes(&suite.root, selected.iter().copied()),
             offline_judge: sweep_judge.offline,
         };
         let tasks = selected.iter().map(|t| (*t).clone()).collect();
@@ -672,7 +672,7 @@ fn plan_resume(args: &RunOptions, run_id: &str, err: &mut dyn Write, scratch: &A
             })
         })
         .collect::<Result<_>>()?;
-    let now = content_hashes(&suite.root, tasks.iter());
+    let now = crate::suite::hash::content_hashes(&suite.root, tasks.iter());
     let edited: Vec<String> = manifest
         .content_hashes
         .iter()
@@ -764,15 +764,6 @@ fn plan_resume(args: &RunOptions, run_id: &str, err: &mut dyn Write, scratch: &A
         judge_warning,
         _lock: lock,
     })
-}
-
-/// The content hash of each of `tasks` (see `suite::hash`); a task whose
-/// files cannot be read now has none (its sweep fails on it anyway).
-fn content_hashes<'t>(
-    root: &Path,
-    tasks: impl Iterator<Item = &'t Task>,
-) -> std::collections::BTreeMap<String, String> {
-    tasks.filter_map(|t| crate::suite::hash::content_hash(root, t).ok().map(|h| (t.id.clone(), h))).collect()
 }
 
 /// The rates a sweep of (`provider`, `model`) is paced to: the quotas
