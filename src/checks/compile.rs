@@ -27,6 +27,8 @@
 //!   way of saying so).
 //! - **states**: the answer states each value somewhere, in any spelling.
 //! - **never**: the answer never mentions a value no correct answer needs.
+//! - **either**: ways to be right, any one of which will do: every value of
+//!   one group stated, or (`asks`) a question put to the user.
 //! - **raw**: a pattern written by hand (at most [`RAW_LIMIT`] characters),
 //!   with the reason no rule says it.
 //! - **judge**: the criteria the judge model decides.
@@ -40,7 +42,7 @@ use std::fmt::Write;
 
 use serde_json::Value as Json;
 
-use super::source::{Appended, Line, NotGiven, Note, NoteLine, OneOrMany, Scalar, Source, Value};
+use super::source::{Appended, Either, Line, NotGiven, Note, NoteLine, OneOrMany, Scalar, Source, Value};
 use super::spell::{self, Date, Kind, Name, Number, Time};
 use crate::format::OneOrMany as FormatOneOrMany;
 use crate::format::task::{Matcher, VaultAssertion};
@@ -208,11 +210,14 @@ fn units_of(unit: &Option<OneOrMany<String>>) -> Vec<String> {
 const LINE_START: &str = r"(?<![^\n])[^\w\n]*(?:\d{1,3}[.)][^\w\n]*)?";
 /// After the label, what qualifies it: `Label (date and time):`.
 const LABEL_QUALIFIER: &str = r"(?: ?\([^()\n]{0,60}\))?";
-/// After a label, a parenthesis that says the line corrects an earlier
-/// one: `Toll (corrected):`, `Toll (revised figure):`, `Toll (actually):`
-/// (not "updated", which dates a source). A later line so
-/// qualified, like a bare one, corrects the answer line.
-const CORRECTION_QUALIFIER: &str = r"(?: ?\([^()\n]{0,30}(?:correct|revis|amend|actual)[^()\n]{0,30}\))?";
+/// After a label, a parenthesis that says the line is the answer after
+/// all: `Toll (corrected):`, `Toll (revised figure):`, `Toll (final, after
+/// rechecking):`, `Toll (actually):` (not "updated", which dates a source).
+/// A later line so qualified, like a bare one, corrects the answer line; one
+/// qualified otherwise names another thing or source ("Toll (2031 table):",
+/// "Producer (Marshlight):") and is context.
+const CORRECTION_QUALIFIER: &str =
+    r"(?: ?\([^()\n]{0,30}(?:correct|revis|amend|actual|final|re-?check|confirm|definitive|instead)[^()\n]{0,30}\))?";
 /// After a label and its parenthesis, if any: emphasis, then a colon, a
 /// bar or a dash.
 const LABEL_END: &str = r"[\t *_`~]*(?:[:|]|[\u2013\u2014-](?= ))[\t *_`~|:]*";
@@ -330,9 +335,7 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
     let unit_pattern = (!units.is_empty() && line.not_given.is_none()).then(|| spell::units(&units));
     let how = Spelling { units: unit_pattern.as_deref(), other_names: &names };
     let ll = label_line(label);
-    // A later line whose label is qualified ("Toll (2031 table):") gives
-    // another value on purpose, for comparison: only the bare label corrects.
-    let bare_ll = format!("{LINE_START}{}{CORRECTION_QUALIFIER}{LABEL_END}", label_pattern(label));
+    let correcting_ll = format!("{LINE_START}{}{CORRECTION_QUALIFIER}{LABEL_END}", label_pattern(label));
     let mut out = Vec::new();
 
     // The first line so labelled, the answer line, gives every value (or
@@ -449,7 +452,7 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
             // (A correction is one line: read without the list
             // continuation an answer line may have, which keeps the
             // pattern short.)
-            let later = format!(r"[\s\S]*?{bare_ll}(?![^\n]*?(?:{}))", mine.join("|"));
+            let later = format!(r"[\s\S]*?{correcting_ll}(?![^\n]*?(?:{}))", mine.join("|"));
             let skip = parts.join("|");
             let fits = |alts: &str| no_other_in(&later, &skip, alts, "[^\n]").chars().count() <= MAX_PATTERN_LEN;
             for group in pack(&these, fits) {
@@ -493,16 +496,28 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
                 out.push((regex(doubt(&spell::hedge_or(&[])), "i"), said("no \"or\" on it")));
             }
         }
+        // Nor two values joined by a slash ("C-14 / D-14", "SALLOW-6/11"):
+        // read past the line's own values (`cabinet C / drawer 14`), a slash
+        // between two words is one (`km/h`, `and/or`), and beside numbers,
+        // times and dates only a spaced one counts (`26 1/2`, `03/02/2031`).
+        let texts_only = items.iter().all(|v| v.kind() == Kind::Text);
+        let slash = if texts_only { r"\s/|/\s|(?<=\d)/|/(?=\d)" } else { r"\s/|/\s" };
+        let own: Vec<String> = items.iter().map(|v| v.pattern(&how)).collect();
+        let joined = no_other(&head[1..], &own.join("|"), slash);
+        let joined = if joined.chars().count() <= MAX_PATTERN_LEN { joined } else { no_other(&head[1..], "", slash) };
+        out.push((regex(joined, "i"), said("no second value joined to it by a slash")));
     }
     out
 }
 
 /// The first line so labelled, from the start of the answer to its value.
-/// The lines before it are those that do not start with the label (a
-/// shorter test than the whole label line, which a pattern cannot afford
-/// twice).
+/// The lines before it are those that do not start with the label and its
+/// separator ("Venue and call sheet" is not the line "Venue: ...").
 fn first_line(label: &str, ll: &str) -> String {
-    format!(r"^(?:(?![^\w\n]{{0,8}}(?:\d{{1,3}}[.)][^\w\n]{{0,4}})?{}(?!\w))[^\n]*\n)*{ll}", label_pattern(label))
+    format!(
+        r"^(?:(?![^\w\n]{{0,8}}(?:\d{{1,3}}[.)][^\w\n]{{0,4}})?{}[^\w\n]{{0,3}}(?:\([^\n]*?\)[^\w\n]{{0,3}})?[:|\u2013\u2014-])[^\n]*\n)*{ll}",
+        label_pattern(label)
+    )
 }
 
 /// "No line that `line` finds (up to its value) holds one of `candidates`":
@@ -590,6 +605,49 @@ fn value_of(v: &Value, at: &str, errors: &mut Vec<String>) -> Option<(Val, Vec<S
     val.map(|val| (val, units))
 }
 
+/// A question put to the user: a sentence that ends in `?`.
+const ASKS: &str = r"[^\s?]\?(?![\w?])";
+
+/// Ways to be right as one pattern: every value of a group, stated
+/// anywhere, or a question.
+fn compile_either(either: &Either, at: &str, stated: &[Number], errors: &mut Vec<String>) -> Option<Matcher> {
+    let before = errors.len();
+    if either.why.trim().is_empty() {
+        errors.push(format!("{at}.why: say what the answer does, in words"));
+    }
+    if either.states.len() + usize::from(either.asks) < 2 {
+        errors.push(format!("{at}: give at least two ways (groups of states, or one group and asks = true)"));
+    }
+    let mut options = Vec::new();
+    for (g, group) in either.states.iter().enumerate() {
+        if group.is_empty() {
+            errors.push(format!("{at}.states[{g}]: an empty group"));
+        }
+        let mut all = String::new();
+        for (j, v) in group.iter().enumerate() {
+            let here = format!("{at}.states[{g}][{j}]");
+            if v.verbatim.is_some() {
+                errors.push(format!("{here}.verbatim: not in either (write text, word, number, time or date)"));
+            } else if let Some((val, units)) = value_of(v, &here, errors) {
+                let unit = (!units.is_empty()).then(|| spell::units(&units));
+                let _ = write!(all, r"(?=[\s\S]*?{})", val.pattern_anywhere(unit.as_deref(), stated));
+            }
+        }
+        options.push(all);
+    }
+    if either.asks {
+        options.push(format!(r"(?=[\s\S]*?{ASKS})"));
+    }
+    let pattern = format!("^(?:{})", options.join("|"));
+    let len = pattern.chars().count();
+    if len > MAX_PATTERN_LEN {
+        errors.push(format!(
+            "{at}: compiles to a pattern of {len} characters, over the engine's limit of {MAX_PATTERN_LEN}: fewer values"
+        ));
+    }
+    (errors.len() == before).then(|| regex(pattern, "i"))
+}
+
 fn compile_answer(source: &Source, cx: &Context<'_>, errors: &mut Vec<String>) -> (Vec<Matcher>, Vec<String>) {
     let mut matchers = Vec::new();
     let mut notes = Vec::new();
@@ -631,6 +689,12 @@ fn compile_answer(source: &Source, cx: &Context<'_>, errors: &mut Vec<String>) -
             let unit = (!units.is_empty()).then(|| spell::units(&units));
             matchers.push(regex(format!(r"^(?![\s\S]*{})", val.pattern_anywhere(unit.as_deref(), &[])), "i"));
             notes.push(format!("the answer never mentions {}", val.display(&units)));
+        }
+    }
+    for (i, either) in source.either.iter().enumerate() {
+        if let Some(m) = compile_either(either, &format!("either[{i}]"), &stated, errors) {
+            matchers.push(m);
+            notes.push(format!("the answer {}", either.why.trim()));
         }
     }
     for (i, raw) in source.raw.iter().enumerate() {
@@ -1129,6 +1193,9 @@ mod tests {
             "Toll: 9\n\n- Toll (Sallow Quay column, updated 2032): 12",
             "Toll: 9 tallies (412 + 388 \u{2013} 791 = 9)",
             "Toll: 9 (4 plus 5 =)",
+            "Toll and tally rules, from the 2032 table\n\nToll: 9",
+            "Toll: 9\n\nFor comparison:\n- Toll (Marshlight crossing): 12",
+            "Toll: 9 tallies (1/2 of the 2030 rate)",
         ] {
             assert!(holds(&c, yes), "{yes}");
         }
@@ -1146,6 +1213,10 @@ mod tests {
             "Toll: 9\n\nToll (corrected): 12 tallies",
             "Toll: 9\n\n**Toll (actually, on a second look):** 12",
             "Toll: 9 tallies, if the table is current",
+            "Toll: 9\n\nToll (final, after rechecking): 12 tallies",
+            "Toll: 9\n\n- Toll (confirmed): 12",
+            "Toll: 9 / 12 tallies",
+            "Toll: 9 tallies / 12 on Sundays",
         ] {
             assert!(!holds(&c, no), "{no}");
         }
@@ -1162,6 +1233,8 @@ mod tests {
                  \"possibly\", \"probably\", \"might\", \"could\", \"may\", \"either\", \"unsure\", \"not sure\", \
                  \"uncertain\", \"unclear\", \"if\", \"unless\", \"otherwise\", and no \"or\" before another value (a \
                  value offered with a doubt is a hedge)",
+                "the first line \"Toll: ...\" offers its value without a doubt: no second value joined to it by a \
+                 slash (a value offered with a doubt is a hedge)",
             ]
         );
     }
@@ -1215,6 +1288,22 @@ time = "19:30"
                     assert!(!holds(&c, &good.replacen(from, &doubted, 1)), "{doubted}");
                 }
             }
+        }
+        // Two values joined by a slash are a hedge; a slash inside a value,
+        // or between two words, is not.
+        for (from, joined) in [
+            ("9 tallies", "9 / 12 tallies"),
+            ("Morwen Cale", "Morwen Cale / Piet Landry"),
+            ("OH-KR23M-4", "OH-KR23M-4/3"),
+            ("OH-KR23M-4", "OH-KR23M-4 / OH-KR23M-3"),
+            ("19:30", "19:30 / 20:00"),
+        ] {
+            assert!(!holds(&c, &good.replacen(from, joined, 1)), "{joined}");
+        }
+        for (from, one) in
+            [("9 tallies", "9 tallies (1/2 the 2030 rate)"), ("OH-KR23M-4", "OH-KR23M-4 (the 40 km/h code)")]
+        {
+            assert!(holds(&c, &good.replacen(from, one, 1)), "{one}");
         }
         // "May" beside a day is the month, not a hedge.
         let time = compiled("[[line]]\nlabel = \"First sailing\"\ntime = \"07:10\"\n", "a line `First sailing: ...`");

@@ -33,6 +33,10 @@ pub struct Source {
     /// invented name).
     #[serde(default)]
     pub never: Vec<Value>,
+    /// Several ways to be right, any one of which will do ("gives both
+    /// calls, or asks which person is meant").
+    #[serde(default)]
+    pub either: Vec<Either>,
     /// One-off patterns the rules cannot say.
     #[serde(default)]
     pub raw: Vec<Raw>,
@@ -150,6 +154,22 @@ pub struct Value {
     /// Exactly this text, case and all (a `contains` matcher).
     pub verbatim: Option<String>,
     pub unit: Option<OneOrMany<String>>,
+}
+
+/// Ways to be right, any one of which will do: every value of one group
+/// stated, or (with `asks`) a question put to the user.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Either {
+    /// Groups of values; the answer states every value of one of them.
+    #[serde(default)]
+    pub states: Vec<Vec<Value>>,
+    /// Or the answer asks the user something (a sentence ending in `?`).
+    #[serde(default)]
+    pub asks: bool,
+    /// What the answer does, in words: "gives both calls or asks which
+    /// Teague is meant".
+    pub why: String,
 }
 
 /// A pattern written by hand, with the reason no rule says it.

@@ -176,8 +176,9 @@ impl Number {
 const GROUP: &str = r"[,\u00a0\u202f\u2009 ]";
 /// No digit (or decimal part) goes on after a number.
 const NUMBER_END: &str = r"(?![\d]|[.,]\d)";
-/// A number starts at no letter, digit or decimal point.
-const NUMBER_START: &str = r"(?<![\w.,])";
+/// A number starts at no letter, digit or decimal point, or right after an
+/// extension's `x` (`x4417`).
+const NUMBER_START: &str = r"(?:(?<![\w.,])|(?<=(?<![\w.,])x)(?=\d))";
 
 const UNITS: [&str; 20] = [
     "zero",
@@ -266,12 +267,13 @@ fn grouped_digits(whole: &str) -> String {
     out
 }
 
-/// The vulgar fraction for a decimal part, with its words: `.5` is `½`, "a half".
-fn vulgar(fraction: &str) -> Option<(&'static str, &'static str)> {
+/// The vulgar fraction for a decimal part, with its words and as typed: `.5`
+/// is `½`, "a half", `1/2`.
+fn vulgar(fraction: &str) -> Option<(&'static str, &'static str, &'static str)> {
     match fraction {
-        "5" => Some((r"\u00bd", "a half")),
-        "25" => Some((r"\u00bc", "a quarter")),
-        "75" => Some((r"\u00be", "three quarters")),
+        "5" => Some((r"\u00bd", "a half", "1/2")),
+        "25" => Some((r"\u00bc", "a quarter", "1/4")),
+        "75" => Some((r"\u00be", "three quarters", "3/4")),
         _ => None,
     }
 }
@@ -292,19 +294,36 @@ pub fn number_digits(n: &Number) -> String {
     if n.fraction.is_empty() {
         forms.push(format!(r"{whole}(?:\.0+)?{NUMBER_END}"));
     } else {
-        // A decimal comma takes one or two digits: `26,5`, `38,50`; three
-        // would read as thousands (`26,500`).
-        let comma = match n.fraction.len() {
-            1 => format!("|{whole},{}0?", n.fraction),
-            2 => format!("|{whole},{}", n.fraction),
-            _ => String::new(),
+        // A decimal comma (`26,5`, `38,50`, `0,4098`), except where three
+        // digits after it would read as thousands (`26,500`; `0,409` is no
+        // thousands).
+        let comma = if n.whole == "0" {
+            format!("|{whole},{}0*", n.fraction)
+        } else if n.fraction.len() < 3 {
+            format!("|{whole},{}{}", n.fraction, if n.fraction.len() == 1 { "0?" } else { "" })
+        } else if n.fraction.len() > 3 {
+            format!("|{whole},{}", n.fraction)
+        } else {
+            String::new()
         };
         // Below one, the leading zero may go: `.4098`.
         let point_whole = if n.whole == "0" { "0?" } else { whole.as_str() };
         forms.push(format!(r"(?:{point_whole}\.{}0*{comma}){NUMBER_END}", n.fraction));
-        if let Some((sign, _)) = vulgar(&n.fraction) {
+        // A number of hours with minutes: `26 hours 30 minutes`, `4 h 15 min`.
+        if n.fraction.len() <= 2 && n.whole.len() <= 3 {
+            let hundredths: u32 = format!("{:0<2}", n.fraction).parse().unwrap_or(0);
+            if (hundredths * 60).is_multiple_of(100) {
+                let minutes = hundredths * 60 / 100;
+                forms.push(format!(
+                    r"{whole}\s*(?:h|hours?|hrs?)\b\.?,?\s*(?:and\s+)?{minutes}\s*(?:m|mins?|minutes?)\b"
+                ));
+            }
+        }
+        if let Some((sign, _, typed)) = vulgar(&n.fraction) {
+            // `26½`, `26 ½`, `26 1/2`; below one, `½` or `1/2` alone.
             let before = if n.whole == "0" { String::new() } else { format!(r"{whole}\s?") };
-            forms.push(format!("{before}{sign}"));
+            let typed = if n.whole == "0" { typed.to_string() } else { format!(r"{whole}\s+{typed}") };
+            forms.push(format!(r"{before}{sign}|{typed}(?!\d)"));
         }
     }
     format!("{NUMBER_START}(?:{})", forms.join("|"))
@@ -316,7 +335,7 @@ pub fn number_words(n: &Number) -> Option<String> {
     let whole = n.whole.parse().ok().and_then(words)?;
     match vulgar(&n.fraction) {
         _ if n.fraction.is_empty() => Some(format!(r"\b{whole}\b")),
-        Some((_, part)) => Some(format!(r"\b{whole} and {part}\b")),
+        Some((_, part, _)) => Some(format!(r"\b{whole} and {part}\b")),
         None => None,
     }
 }
@@ -473,7 +492,7 @@ pub fn not_numbers(years: bool) -> String {
     let month = r"(?:(?:jan|feb|ma[ry]|apr|ju[nl]|aug|sep|oct|nov|dec)[a-z]*|[a-z]+month\b)";
     let year = if years { "" } else { r"|(?<![\w.,])(?:19|20)\d\d(?!\d|[.,]\d)" };
     format!(
-        r"\b{month}[^\w\n]{{1,3}}\d\d?(?:st|nd|rd|th)?(?!\d|[.,]\d)|(?<![\w.,])\d\d?{ORDINAL}(?: of)?[^\w\n]{{1,3}}{month}|\d{{4}}-\d\d(?:-\d\d)?|\d\d?[:h]\d\d|\d+/\d+{year}"
+        r"\b{month}[^\w\n]{{1,3}}\d\d?(?:st|nd|rd|th)?(?!\d|[.,]\d)|(?<![\w.,])\d\d?{ORDINAL}(?: of)?[^\w\n]{{1,3}}{month}|(?:19|20)\d\d(?:-\d\d(?:-\d\d)?|/\d\d?/\d\d?|\.\d\d?\.\d\d?)|\d{{4}}-\d\d(?:-\d\d)?|\d\d?[:h]\d\d|\d+/\d+{year}"
     )
 }
 
@@ -513,54 +532,54 @@ const AM: &str = r"\s*(?:am\b|a\.m\.|in the morning\b)";
 pub fn time(t: Time) -> String {
     let (h, m) = (t.hour, t.minute);
     let mm = format!("{m:02}");
-    let mut forms = Vec::new();
-    // 24-hour digits: 07:10, 7.10, 7h10, 0710.
-    // Digits followed by the other half of the day are another time.
+    // Digits or words followed by the other half of the day are another
+    // time; the right half, or none, may follow.
     let other_half = if h < 12 { PM } else { AM };
-    if h < 10 {
-        forms.push(format!(r"0?{h}[:.h]{mm}(?!\d|{other_half})"));
-        forms.push(format!(r"0{h}{mm}(?!\d|{other_half})"));
-    } else {
-        forms.push(format!(r"{h}[:.h]?{mm}(?!\d|{other_half})"));
-    }
-    // 12-hour: 7:10 am, 7.30pm, 7 pm, 7.30 in the evening.
-    let h12 = if h % 12 == 0 { 12 } else { h % 12 };
     let suffix = if h >= 12 { PM } else { AM };
-    if m == 0 {
-        forms.push(format!(r"{h12}(?:[:.]00)?{suffix}"));
-    } else {
-        forms.push(format!(r"{h12}[:.]{mm}{suffix}"));
-    }
-    let mut out = format!(r"(?<![\w:.])(?:{})", forms.join("|"));
-    // Words.
+    let half = format!("(?:{suffix}|(?!{other_half}))");
+    // 24-hour digits: 07:10, 7.10, 7h10, 0710 (and 7:10 am).
+    let digits = if h < 10 { format!(r"0?{h}[:.h]{mm}|0{h}{mm}") } else { format!(r"{h}[:.h]?{mm}") };
+    // 12-hour digits with their half: 7.30pm, 7 pm, 7.30 in the evening.
+    let h12 = if h % 12 == 0 { 12 } else { h % 12 };
+    let twelve = match m {
+        0 => format!(r"|(?<![\w:.]){h12}(?:[:.]00)?{suffix}"),
+        _ if h12 != h => format!(r"|(?<![\w:.]){h12}[:.]{mm}{suffix}"),
+        _ => String::new(),
+    };
+    // Words: "noon", "seven o'clock", "seven ten a.m.", "six-twelve",
+    // "ten past seven", "twelve minutes past six", "half seven".
     let hour_word = |hour: u32| HOUR_WORDS[(hour % 12) as usize];
     let mut spoken = Vec::new();
     match (h, m) {
-        (12, 0) => spoken.push("(?:12 )?(?:noon|midday)".to_string()),
+        (12, 0) => spoken.push("(?:12 )?(?:noon|midday)|(?:twelve|12) o['\u{2019}]clock".to_string()),
         (0, 0) => spoken.push("midnight".to_string()),
         (_, 0) => spoken.push(format!("(?:{}|{h12}) (?:o['\u{2019}]clock|{})", hour_word(h), &suffix[3..])),
-        _ => {}
+        _ => {
+            // The hour and the minutes in words: "seven ten", "six oh five".
+            let minutes = if m < 10 {
+                format!("(?:o|oh|zero)[{DASHES} ]{}", UNITS[m as usize])
+            } else {
+                words_below_thousand(u64::from(m))
+            };
+            spoken.push(format!("{}[{DASHES} ]{minutes}", hour_word(h)));
+        }
     }
-    let past = |words: &str| format!("{words} past {}", hour_word(h));
-    let to = |words: &str| format!("{words} to {}", hour_word(h + 1));
+    let minute_words = |n: u32| words_below_thousand(u64::from(n));
+    let past = |words: &str| format!("{words} (?:past|after) {}", hour_word(h));
+    let to = |words: &str| format!("{words} (?:to|before) {}", hour_word(h + 1));
     match m {
-        5 => spoken.push(past("five")),
-        10 => spoken.push(past("ten")),
         15 => spoken.push(past("(?:a )?quarter")),
-        20 => spoken.push(past("twenty")),
-        25 => spoken.push(past(&format!("twenty{}five", word_hyphen()))),
-        30 => spoken.push(past("half")),
-        35 => spoken.push(to(&format!("twenty{}five", word_hyphen()))),
-        40 => spoken.push(to("twenty")),
+        30 => spoken.push(format!("{}|half {}", past("half"), hour_word(h))),
         45 => spoken.push(to("(?:a )?quarter")),
-        50 => spoken.push(to("ten")),
-        55 => spoken.push(to("five")),
         _ => {}
     }
-    if !spoken.is_empty() {
-        let _ = write!(out, r"|\b(?:{})\b", spoken.join("|"));
+    // "ten past seven", "twelve minutes past six", "ten to seven".
+    match m {
+        0 | 30 => {}
+        1..=29 => spoken.push(past(&format!("(?:{}|{m})(?: minutes?)?", minute_words(m)))),
+        _ => spoken.push(to(&format!("(?:{}|{})(?: minutes?)?", minute_words(60 - m), 60 - m))),
     }
-    format!("(?:{out})")
+    format!(r"(?:(?:(?<![\w:.])(?:{digits})(?!\d)|\b(?:{})\b){half}{twelve})", spoken.join("|"))
 }
 
 /// Any time of day: clock digits, an hour with its half of the day (`2 pm`,
@@ -568,6 +587,9 @@ pub fn time(t: Time) -> String {
 /// o'clock`), and a bare hour where a time is offered ("or 2", "at 14").
 fn any_time() -> Vec<String> {
     let hours = HOUR_WORDS[1..].join("|");
+    let units = UNITS[1..10].join("|");
+    let minutes =
+        format!(r"(?:(?:twenty|thirty|forty|fifty)(?:[{DASHES} ](?:{units}))?|{}|\d\d?)", UNITS[1..].join("|"));
     let half = r"\s*(?:[ap]m\b|[ap]\.m\.|in the (?:morning|afternoon|evening)\b|at night\b)";
     let month = any_month();
     vec![
@@ -575,8 +597,11 @@ fn any_time() -> Vec<String> {
         format!(r"(?<![\w:.])(?:1[0-2]|0?[1-9])(?:[:.][0-5]\d)?{half}"),
         format!(r"\b(?:{hours}){half}"),
         format!(
-            r"\b(?:noon|midday|midnight|(?:(?:a )?quarter|half|five|ten|twenty|twenty[{DASHES} ]five) (?:past|to) (?:{hours})|(?:{hours}) o['\u2019]clock)\b"
+            r"\b(?:noon|midday|midnight|(?:(?:a )?quarter|half|{minutes}) (?:past|to) (?:{hours})|{minutes} minutes? (?:past|to|after|before) (?:{hours})|half (?:{hours})|(?:{hours}|1[0-2]|0?[1-9]) o['\u2019]clock)\b"
         ),
+        // The hour and minutes in words with the half of the day: "seven ten
+        // a.m.", "six-twelve in the morning".
+        format!(r"\b(?:{hours})[{DASHES} ](?:(?:o|oh|zero) )?{minutes}{half}"),
         format!(
             r"(?<=\b(?:at|or|from|until|till|by|before|after|around|about)\s+)(?:[01]?\d|2[0-4]|{hours})(?![\w:.,]|\s*(?:{month}|%|°|min|minutes?|hours?|hrs?|h\b|days?|weeks?|months?|years?))"
         ),
@@ -659,6 +684,45 @@ fn any_month() -> String {
 
 const ORDINAL: &str = r"(?:st|nd|rd|th)?";
 
+const ORDINAL_WORDS: [&str; 20] = [
+    "",
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+];
+
+/// A day of the month as an ordinal word: `third`, `twenty-first`.
+fn ordinal_words(day: u32) -> String {
+    match day {
+        1..=19 => ORDINAL_WORDS[day as usize].to_string(),
+        20 => "twentieth".into(),
+        30 => "thirtieth".into(),
+        _ => format!("{}{}{}", TENS[(day / 10) as usize], word_hyphen(), ORDINAL_WORDS[(day % 10) as usize]),
+    }
+}
+
+/// Any day of the month as an ordinal word.
+fn any_ordinal_words() -> String {
+    let units = ORDINAL_WORDS[1..10].join("|");
+    format!(r"(?:(?:twenty|thirty)[{DASHES} ]?(?:{units})|{}|twentieth|thirtieth)", ORDINAL_WORDS[1..].join("|"))
+}
+
 /// A date in any usual spelling; a year, where one follows, must be its
 /// year. A bare ordinal day (`the 9th`) counts: a writer who leaves the
 /// month out means the one in question.
@@ -668,14 +732,17 @@ pub fn date(d: Date) -> String {
     // After a day and month: the right year, or none at all.
     let year = format!(r"(?:,?[\s{DASHES}]+{y}\b|(?!,?[\s{DASHES}]+\d{{4}}\b|/))");
     let yy = y % 100;
+    let ord = ordinal_words(day);
     let forms = [
-        format!(r"{y}-{m:02}-{day:02}\b"),
-        format!(r"(?:0?{day}{ORDINAL}(?:\s+of)?[\s{DASHES}]+{month}|{month}\s+0?{day}{ORDINAL}\b){year}"),
+        format!(r"{y}(?:-{m:02}-{day:02}|(?:/0?{m}/|\.0?{m}\.)0?{day})\b"),
+        format!(
+            r"(?:(?:0?{day}{ORDINAL}|(?:the )?{ord})(?:\s+of)?[\s{DASHES}]+{month}|{month}\s+(?:0?{day}{ORDINAL}|(?:the )?{ord})\b){year}"
+        ),
         format!(r"0?{day}/0?{m}(?:/(?:{y}|{yy:02})\b|(?![/\d]))"),
         format!(r"0?{day}\.0?{m}\.(?:{y}|{yy:02})\b"),
         // A bare ordinal ("on the 9th") where the month goes without saying;
         // one followed by a month is that month's.
-        format!(r"0?{day}(?:st|nd|rd|th)\b(?!(?:\s+of)?\s+{any})", any = any_month()),
+        format!(r"0?{day}(?:st|nd|rd|th)\b(?![,\s]+(?:of\s+)?{any})", any = any_month()),
     ];
     format!(r"(?<![\w/.-])(?:{})", forms.join("|"))
 }
@@ -685,10 +752,11 @@ pub fn date(d: Date) -> String {
 fn any_date() -> Vec<String> {
     let month = any_month();
     let start = r"(?<![\w/.-])";
+    let ord = any_ordinal_words();
     vec![
-        format!(r"{start}\d{{4}}-\d{{2}}-\d{{2}}\b"),
-        format!(r"{start}\d{{1,2}}{ORDINAL}(?:\s+of)?[\s{DASHES}]+{month}"),
-        format!(r"\b{month}\s+\d{{1,2}}{ORDINAL}\b"),
+        format!(r"{start}\d{{4}}(?:-\d{{2}}-\d{{2}}|/\d\d?/\d\d?|\.\d\d?\.\d\d?)\b"),
+        format!(r"{start}(?:\d{{1,2}}{ORDINAL}|(?:the )?{ord})(?:\s+of)?[\s{DASHES}]+{month}"),
+        format!(r"\b{month}\s+(?:\d{{1,2}}{ORDINAL}|(?:the )?{ord})\b"),
         format!(r"{start}\d{{1,2}}(?:/\d{{1,2}}(?:/\d{{2,4}})?|\.\d{{1,2}}\.\d{{2,4}})\b"),
         format!(r"{start}\d{{1,2}}(?:st|nd|rd|th)\b"),
     ]
@@ -782,6 +850,18 @@ fn text_body_with(value: &str, spaces: Spaces) -> String {
         } else if matches!(c, '(' | ')' | '[' | ']' | '/') {
             // A space may come on either side of a bracket or slash: `Fl (2)`.
             let _ = write!(out, r"\s*{}\s*", escape(&c.to_string()));
+        } else if c == ',' && spaces == Spaces::OrHyphen {
+            // Parts of a text are set apart by a comma, a slash or a
+            // semicolon alike: `cabinet C, drawer 14`, `cabinet C / drawer 14`.
+            out.push_str(r"\s*[,/;]");
+        } else if let Some(run) = standalone_number(&chars, i).filter(|_| spaces == Spaces::OrHyphen) {
+            // A small number standing apart in a text may be a word:
+            // `SALLOW-6` is also `Sallow Six`.
+            let digits: String = chars[i..i + run].iter().collect();
+            let word = words_below_thousand(digits.parse().expect("ASCII digits"));
+            let _ = write!(out, "(?:{digits}|{word})");
+            i += run;
+            continue;
         } else {
             // Between a letter and a digit (FV1, 15s) a space may come.
             if let Some(p) = prev
@@ -805,6 +885,16 @@ fn text_body_with(value: &str, spaces: Spaces) -> String {
         i += 1;
     }
     out
+}
+
+/// The length of a run of one or two digits starting at `i` that stands
+/// apart from letters and other digits (`6` in `SALLOW-6`, not `1` in
+/// `FV1` nor `03` in `14-03`), if there is one.
+fn standalone_number(chars: &[char], i: usize) -> Option<usize> {
+    let run = chars[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let apart = |c: Option<&char>| c.is_none_or(|c| !c.is_alphanumeric() && !matches!(c, '.' | ','));
+    (matches!(run, 1 | 2) && chars[i] != '0' && apart(i.checked_sub(1).map(|p| &chars[p])) && apart(chars.get(i + run)))
+        .then_some(run)
 }
 
 /// A text in any case, dash, apostrophe and spacing (see the module documentation).
@@ -1091,6 +1181,19 @@ mod tests {
             assert!(!finds(&p, no), "{no}");
         }
         assert!(finds(&num("0.5"), "½ hour") && finds(&num("3.75"), "3¾ h") && finds(&num("4.25"), "4¼"));
+        // A decimal comma with more digits, where they cannot be thousands.
+        assert!(finds(&num("0.4098"), "0,4098″") && finds(&num("12.3456"), "12,3456"));
+        assert!(!finds(&num("26.5"), "26,500") && !finds(&num("1.396"), "1,396"));
+        // A typed fraction; hours with minutes.
+        for yes in ["26 1/2 hours", "26 hours 30 minutes", "26 h 30 min", "26 hrs, 30 mins"] {
+            assert!(finds(&num("26.5"), yes), "{yes}");
+        }
+        for no in ["26 1/4", "261/2", "26 hours 15 minutes", "26 hours 30 seconds"] {
+            assert!(!finds(&num("26.5"), no), "{no}");
+        }
+        assert!(finds(&num("4.25"), "4 h 15 min") && finds(&num("0.75"), "3/4") && finds(&num("0.5"), "1/2"));
+        // An extension's x.
+        assert!(finds(&num("4417"), "x4417") && finds(&num("4417"), "ext. 4417") && !finds(&num("4417"), "ax4417"));
         assert_eq!(Number::parse("1,095").unwrap().display(), "1095");
         assert_eq!(Number::parse("12095").unwrap().display(), "12,095");
         let alone = number_alone(&Number::parse("12").unwrap());
@@ -1168,6 +1271,46 @@ mod tests {
     }
 
     #[test]
+    fn times_spoken_as_hours_and_minutes() {
+        let p = time(Time::parse("07:10").unwrap());
+        for yes in
+            ["seven ten a.m.", "seven-ten in the morning", "seven ten", "ten minutes past seven", "10 past seven"]
+        {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        for no in ["seven ten p.m.", "seven-ten in the evening", "eight ten", "seven twenty", "ten minutes past eight"]
+        {
+            assert!(!finds(&p, no), "{no}");
+        }
+        let p = time(Time::parse("06:12").unwrap());
+        for yes in ["six-twelve a.m.", "twelve minutes past six in the morning", "12 minutes past six", "06:12"] {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        assert!(!finds(&p, "six-twelve pm") && !finds(&p, "six twenty"));
+        let p = time(Time::parse("06:05").unwrap());
+        assert!(finds(&p, "six oh five") && finds(&p, "six o five am") && !finds(&p, "six oh five pm"));
+        let p = time(Time::parse("12:00").unwrap());
+        for yes in ["12 o'clock", "twelve o\u{2019}clock", "from twelve o'clock"] {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        let p = time(Time::parse("17:45").unwrap());
+        for yes in ["quarter to six in the evening", "five forty-five pm", "fifteen minutes to six", "5.45 pm"] {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        assert!(!finds(&p, "quarter to six in the morning") && !finds(&p, "5.45 am"));
+        let p = time(Time::parse("19:30").unwrap());
+        assert!(finds(&p, "half seven") && finds(&p, "seven thirty pm") && !finds(&p, "half eight"));
+        // Any time, spoken, is a second time on a time line.
+        let any = any_time();
+        for yes in ["seven ten a.m.", "twelve minutes past six", "half seven", "12 o'clock", "six oh five pm"] {
+            assert!(finds_any(&any, yes), "{yes}");
+        }
+        for no in ["up to seven boats", "seven ten-minute breaks", "ten minutes"] {
+            assert!(!finds_any(&any, no), "{no}");
+        }
+    }
+
+    #[test]
     fn dates_in_every_usual_spelling() {
         let p = date(Date::parse("2031-02-03").unwrap());
         for yes in [
@@ -1206,6 +1349,29 @@ mod tests {
         let p = date(Date::parse("2031-09-06").unwrap());
         assert!(finds(&p, "6 Sept") && finds(&p, "Sep 6th") && finds(&p, "6th of September"));
         assert!(finds(&date(Date::parse("2031-05-11").unwrap()), "11 May"));
+        // Year first with slashes or dots; the day as an ordinal word.
+        let p = date(Date::parse("2031-02-03").unwrap());
+        for yes in
+            ["2031/02/03", "2031/2/3", "2031.02.03", "the third of February 2031", "February the third", "third Feb"]
+        {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        for no in ["2031/02/13", "2031/03/02", "2032/02/03", "the third of March", "the thirteenth of February"] {
+            assert!(!finds(&p, no), "{no}");
+        }
+        let p = date(Date::parse("2031-11-19").unwrap());
+        assert!(finds(&p, "the nineteenth of November 2031") && !finds(&p, "the nineteenth of November 2030"));
+        let p = date(Date::parse("2031-10-21").unwrap());
+        assert!(
+            finds(&p, "twenty-first of October") && finds(&p, "October twenty first") && !finds(&p, "first of October")
+        );
+        // A bare ordinal followed by another month, after a comma too, is that month's.
+        let p = date(Date::parse("2031-10-09").unwrap());
+        assert!(finds(&p, "Thursday 9th") && !finds(&p, "Thursday 9th, November 2031"));
+        let any = any_date();
+        for yes in ["2031/02/03", "the third of February", "Feb the 3rd", "twenty-second of May"] {
+            assert!(finds_any(&any, yes), "{yes}");
+        }
         assert!(Date::parse("2031-02-30").is_err() && Date::parse("3 Feb").is_err());
         assert_eq!(Date::parse("2031-10-09").unwrap().display(), "9 October 2031");
     }
@@ -1237,6 +1403,18 @@ mod tests {
         assert!(finds(&text("a+b (c)"), "A+B (c)"));
         assert!(finds(&text("Odile Brannigan-Sève"), "Odile Brannigan-Seve"));
         assert!(finds(&text("Sève"), "SÈVE") && finds(&text("Sève"), "SEVE"));
+        // A small number standing apart is also a word; one inside a code is not.
+        let p = text("SALLOW-6");
+        assert!(finds(&p, "Sallow Six") && finds(&p, "SALLOW-six") && !finds(&p, "Sallow Sixteen"));
+        assert!(!finds(&text("FV1"), "FV one") && !finds(&text("14-03"), "fourteen-three"));
+        assert!(finds(&text("C-14"), "C fourteen") && finds(&text("Class 22"), "Class twenty-two"));
+        // A comma between parts is also a slash or a semicolon.
+        let p = text("cabinet C, drawer 14");
+        assert!(
+            finds(&p, "cabinet C / drawer 14")
+                && finds(&p, "Cabinet C; drawer 14")
+                && !finds(&p, "cabinet C drawer 41")
+        );
     }
 
     #[test]

@@ -338,8 +338,8 @@ mod tests {
         let d = v.ok("find_files_by_name", json!({"pattern": "*", "limit": 2}));
         assert_eq!((d["files"].as_array().unwrap().len(), d["truncated"].clone()), (2, json!(true)));
         assert!(v.err("find_files_by_name", json!({"pattern": " "})).contains("empty"));
-        let e = v.err("find_files_by_name", json!({"pattern": "*a".repeat(1_000)}));
-        assert!(e.contains("2000 characters long; the limit is 1024"), "{e}");
+        let e = v.err("find_files_by_name", json!({"pattern": "*a".repeat(1_500)}));
+        assert!(e.contains("3000 characters long; the limit is 2048"), "{e}");
     }
 
     #[test]
