@@ -195,6 +195,18 @@ mod tests {
         let e =
             parse(r#"{"source": "blind", "label": "correct", "kind": "k", "notes": "n", "answer": ""}"#).unwrap_err();
         assert!(e.message.contains("unknown field `notes`"), "{e:?}");
+        // A judge label in any usual case.
+        for (written, label) in [("YES", HumanLabel::Yes), ("yes", HumanLabel::Yes), ("No", HumanLabel::No)] {
+            let a = parse(&format!(
+                r#"{{"source": "blind", "label": "wrong", "kind": "damaging-write", "note": "n", "answer": "", "judge": "{written}"}}"#
+            ))
+            .unwrap();
+            assert_eq!(a.judge, Some(label), "{written}");
+        }
+        let e =
+            parse(r#"{"source": "blind", "label": "wrong", "kind": "k", "note": "n", "answer": "", "judge": "maybe"}"#)
+                .unwrap_err();
+        assert!(e.message.contains("unknown variant `maybe`"), "{e:?}");
     }
 
     #[test]

@@ -41,11 +41,13 @@ pub struct CalibrationTuple {
     pub human_label: Option<HumanLabel>,
 }
 
+/// A yes or no, written `YES`/`NO` (what the format writes) or in any
+/// other case (`yes`, `No`): what a person labelling answers types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HumanLabel {
-    #[serde(rename = "YES")]
+    #[serde(rename = "YES", alias = "yes", alias = "Yes")]
     Yes,
-    #[serde(rename = "NO")]
+    #[serde(rename = "NO", alias = "no", alias = "No")]
     No,
 }
 
