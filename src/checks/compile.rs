@@ -496,15 +496,18 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
                 out.push((regex(doubt(&spell::hedge_or(&[])), "i"), said("no \"or\" on it")));
             }
         }
-        // Nor two values joined by a slash ("C-14 / D-14", "SALLOW-6/11"):
-        // read past the line's own values (`cabinet C / drawer 14`), a slash
-        // between two words is one (`km/h`, `and/or`), and beside numbers,
-        // times and dates only a spaced one counts (`26 1/2`, `03/02/2031`).
-        let texts_only = items.iter().all(|v| v.kind() == Kind::Text);
-        let slash = if texts_only { r"\s/|/\s|(?<=\d)/|/(?=\d)" } else { r"\s/|/\s" };
+        // Nor two values joined by a slash ("C-14 / D-14", "SALLOW-6/11",
+        // "9 / 12"). On a text line, a slash right after the value (a path
+        // that ends in it, `hut / freezer / drawer 14C`, is one place); on
+        // other lines a spaced slash past the line's own values (`26 1/2`,
+        // `03/02/2031` and `km/h` are one value).
         let own: Vec<String> = items.iter().map(|v| v.pattern(&how)).collect();
-        let joined = no_other(&head[1..], &own.join("|"), slash);
-        let joined = if joined.chars().count() <= MAX_PATTERN_LEN { joined } else { no_other(&head[1..], "", slash) };
+        let joined = if items.iter().all(|v| v.kind() == Kind::Text) {
+            format!(r"^(?!{}{WITHIN}*?(?:{})\s*/)", &head[1..], own.join("|"))
+        } else {
+            let spaced = no_other(&head[1..], &own.join("|"), r"\s/|/\s");
+            if spaced.chars().count() <= MAX_PATTERN_LEN { spaced } else { no_other(&head[1..], "", r"\s/|/\s") }
+        };
         out.push((regex(joined, "i"), said("no second value joined to it by a slash")));
     }
     out
@@ -1307,7 +1310,12 @@ time = "19:30"
         }
         // "May" beside a day is the month, not a hedge.
         let time = compiled("[[line]]\nlabel = \"First sailing\"\ntime = \"07:10\"\n", "a line `First sailing: ...`");
-        for yes in ["First sailing: 07:10 (from 26 May 2031)", "First sailing: 07:10, timetable of May 26"] {
+        for yes in [
+            "First sailing: 07:10 (from 26 May 2031)",
+            "First sailing: 07:10, timetable of May 26",
+            "First sailing: 07:10 (since May)",
+            "First sailing: 07:10, the timetable of late May",
+        ] {
             assert!(holds(&time, yes), "{yes}");
         }
         assert!(!holds(&time, "First sailing: 07:10, though it may change"));

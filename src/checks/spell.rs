@@ -110,7 +110,10 @@ pub fn hedge_words() -> String {
     let words: Vec<String> = HEDGES
         .iter()
         .map(|w| match *w {
-            "may" => r"(?<!\d\s?)may(?!\s*\d)".to_string(),
+            // The month: beside a day or a year, or after a word that
+            // places a month ("since May", "late May").
+            "may" => r"(?<!\d\s?|\b(?:since|in|from|until|till|by|of|late|early|mid|last|next|this|end)\s)may(?!\s*\d)"
+                .to_string(),
             w => w.replace(' ', r"\s+"),
         })
         .collect();
@@ -480,7 +483,7 @@ fn any_number(units: Option<&str>) -> Vec<Candidate> {
 /// "9 tallies for 1 handcart", "3 per 2 crossings" (a number after `for` or
 /// `per` that a word follows).
 pub fn quantity_for() -> String {
-    r"\b(?:for|per)\s+\d+(?=\s+[^\W\d_])".to_string()
+    r"\b(?:for|per)\s+\d+(?=\s+[^\W\d_])|\d+(?=\s+[^\W\d_]+\s+(?:each|apiece)\b)".to_string()
 }
 
 /// What is read before numbers on a number line, as not a number of its
@@ -491,8 +494,11 @@ pub fn not_numbers(years: bool) -> String {
     // Month names by their first letters; a dot or dash is a separator.
     let month = r"(?:(?:jan|feb|ma[ry]|apr|ju[nl]|aug|sep|oct|nov|dec)[a-z]*|[a-z]+month\b)";
     let year = if years { "" } else { r"|(?<![\w.,])(?:19|20)\d\d(?!\d|[.,]\d)" };
+    // A range of days before a month (`16–18 October`), of years
+    // (`2031–32`), and a code of letters and a number (`CAM-2`) are no
+    // numbers of their own either.
     format!(
-        r"\b{month}[^\w\n]{{1,3}}\d\d?(?:st|nd|rd|th)?(?!\d|[.,]\d)|(?<![\w.,])\d\d?{ORDINAL}(?: of)?[^\w\n]{{1,3}}{month}|(?:19|20)\d\d(?:-\d\d(?:-\d\d)?|/\d\d?/\d\d?|\.\d\d?\.\d\d?)|\d{{4}}-\d\d(?:-\d\d)?|\d\d?[:h]\d\d|\d+/\d+{year}"
+        r"\b{month}[^\w\n]{{1,3}}\d\d?(?:st|nd|rd|th)?(?!\d|[.,]\d)|(?<![\w.,])(?:\d\d?[{DASHES}])?\d\d?{ORDINAL}(?: of)?[^\w\n]{{1,3}}{month}|(?:19|20)\d\d(?:-\d\d(?:-\d\d)?|/\d\d?/\d\d?|\.\d\d?\.\d\d?|[{DASHES}/](?:19|20)?\d\d(?!\d))|\d{{4}}-\d\d(?:-\d\d)?|\d\d?[:h]\d\d|\d+/\d+|\b[a-z]+[{DASHES}]\d+\b{year}"
     )
 }
 
@@ -1103,11 +1109,14 @@ pub fn counts_years(expected: &[Number]) -> bool {
 /// ending in `=` (`(412 + 388 + 295)`, `412 + 388 + 295 =`). Its operands
 /// are not other values; what it equals is read as any value.
 pub fn working() -> String {
-    let n = r"\d[\d,.]*";
-    // Operators as signs (a spaced hyphen or en dash for minus) or "plus".
-    // (The signs written as themselves, not escaped: a pattern's length
-    // is counted in characters.)
-    format!(r"\(?{n}(?:\s*(?:[+−×x*]|\s[-–]\s|plus)\s*{n})+\s*[)=]")
+    // A number, and the unit a writer may repeat after it (`295 litres`).
+    let n = r"\d[\d,.]*(?:\s?[a-z]{1,12})?";
+    // Operators as signs (a spaced hyphen or en dash for minus), "plus", or
+    // an arrow from one value to another. (The signs written as
+    // themselves, not escaped: a pattern's length is counted in characters.)
+    let chain = format!(r"{n}(?:\s*(?:[+−×x*→]|->|\s[-–]\s|plus)\s*{n})+");
+    // In brackets, before `=`, or after it (`26.5 hours = 3.5 + 4.25 + ...`).
+    format!(r"\(?{chain}\s*[)=]|=\s*{chain}")
 }
 
 #[cfg(test)]
@@ -1115,10 +1124,10 @@ mod tests {
     use super::*;
     use regress::Regex;
 
-    /// Does `pattern` (flag i) find a match in `text`?
+    /// Does `pattern` (flag i) find a match in `text`, as a run reads it?
     fn finds(pattern: &str, text: &str) -> bool {
-        let re = regress::Regex::with_flags(pattern, "i").unwrap_or_else(|e| panic!("{pattern}: {e}"));
-        re.find(text).is_some()
+        let re = crate::score::jsregex::JsRegex::new(pattern, Some("i")).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+        re.test(text)
     }
 
     impl AsRef<str> for Candidate {
@@ -1518,6 +1527,16 @@ mod tests {
         assert!(with_years.find("2032").is_none(), "a year is a value where the line's value is one");
         let quantity = Regex::with_flags(&format!("^(?:{})", quantity_for()), "i").unwrap();
         assert!(quantity.find("for 1 handcart").is_some() && quantity.find("for 12").is_none());
+        // What a value is counted in ("25 seeds each"), read as a regress
+        // run reads it (a class with \W under i).
+        let each = format!("^(?:{})", quantity_for());
+        assert!(finds(&each, "25 seeds each") && finds(&each, "3 kilos apiece") && !finds(&each, "25 seeds"));
+        // Ranges of days and years, and codes, are read first too.
+        let whole = format!("^(?:{})$", not_numbers(false));
+        for yes in ["16–18 October", "2031–32", "2031/2032", "CAM-2", "Class-14"] {
+            assert!(finds(&whole, yes), "{yes}");
+        }
+        assert!(!finds(&whole, "16–18") && !finds(&whole, "12-14"));
         // With units: numbers with one, and numbers offered on their own.
         let with_unit = candidates(Kind::Number, Some(&units(&["M".into(), "nautical mile".into()])), &[]).unwrap();
         for yes in ["18 M", "16 nautical miles", "or 18 if the newsletter is right", "16 to 18", "18.", "eighteen"] {
@@ -1558,6 +1577,10 @@ mod tests {
     fn working_is_an_arithmetic_chain_in_brackets_or_before_equals() {
         let w = working();
         for yes in [
+            "(412 + 388 + 295 litres)",
+            "= 3.5 + 4.25 + 5.5",
+            "(11.42 → 12.07)",
+            "(1,200 seeds + 340 seeds)",
             "(412 + 388 + 295)",
             "412 + 388 + 295 = ",
             "(12.07 − 11.42)",

@@ -47,7 +47,13 @@ impl JsRegex {
                 shown(pattern, Some(flags))
             )));
         }
-        let regex = regress::Regex::with_flags(pattern, regress::Flags::from(flags))
+        // (With `v`, classes nest and have set operations: left as written.)
+        let folded = if flags.contains('i') && !flags.contains('v') {
+            non_word_spelled_out(pattern, flags.contains('u'))
+        } else {
+            pattern.into()
+        };
+        let regex = regress::Regex::with_flags(&folded, regress::Flags::from(flags))
             .map_err(|e| RegexError(format!("invalid regular expression /{pattern}/{flags}: {e}")))?;
         Ok(JsRegex { regex, sticky: flags.contains('y'), unicode: flags.contains('u') || flags.contains('v') })
     }
@@ -69,6 +75,59 @@ impl JsRegex {
             None => false,
         }
     }
+}
+
+/// `\W` inside a character class under `i`, spelled out as the characters
+/// it stands for, without U+017F (ſ) and U+212A (the Kelvin sign).
+///
+/// Without `u`, JavaScript's `i` flag folds case with `toUpperCase` and
+/// never folds a character above U+007F onto one below: `/[^\W\d_]/i`
+/// matches `s` and `k`. With `u`, ſ and K are word characters, so `\W`
+/// holds neither. `regress` folds ſ onto `s` and K onto `k` in both modes
+/// and counts them in `\W`, so there a class holding `\W` also matches `s`
+/// and `k`, and `[^\W\d_]` does not: "seeds" read as "eed". Spelled out
+/// without those two characters, the class means what it means in
+/// JavaScript (with `u`, exactly; without, except that ſ and K themselves
+/// fall out of it, since a class cannot hold them without regress folding
+/// them onto s and k, which no answer written in English will notice).
+const NON_WORD: &str = r"\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\u017e\u0180-\u2129\u212b-\uffff";
+
+/// The pattern with every `\W` inside a character class written as
+/// [`NON_WORD`]; escapes and the rest of the pattern as they are.
+fn non_word_spelled_out(pattern: &str, unicode: bool) -> std::borrow::Cow<'_, str> {
+    if !pattern.contains(r"\W") {
+        return pattern.into();
+    }
+    let mut out = String::with_capacity(pattern.len() + 64);
+    let mut in_class = false;
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('W') if in_class => {
+                    out.push_str(NON_WORD);
+                    if unicode {
+                        out.push_str(r"\u{10000}-\u{10ffff}");
+                    }
+                }
+                Some(next) => {
+                    out.push('\\');
+                    out.push(next);
+                }
+                None => out.push('\\'),
+            },
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out.into()
 }
 
 impl JsRegex {
@@ -168,6 +227,44 @@ mod tests {
             .join()
             .expect("no stack overflow");
         assert!(compiled[0] && compiled[3], "{compiled:?}");
+    }
+
+    /// `\W` in a class, with `i` and without `u`, means what JavaScript
+    /// means on every ASCII character (a word character is `[A-Za-z0-9_]`).
+    #[test]
+    fn a_class_with_non_word_characters_folds_case_as_javascript_does() {
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        let texts: Vec<char> = (0u8..128).map(char::from).collect();
+        for (pattern, expected) in [
+            (r"^[\W]$", &(|c: char| !word(c)) as &dyn Fn(char) -> bool),
+            (r"^[^\W]$", &word),
+            (r"^[^\W\d_]$", &|c: char| c.is_ascii_alphabetic()),
+            (r"^[\W_]$", &|c: char| !c.is_ascii_alphanumeric()),
+        ] {
+            let re = JsRegex::new(pattern, Some("i")).unwrap();
+            for &c in &texts {
+                assert_eq!(re.test(&c.to_string()), expected(c), "/{pattern}/i on {:?}", c);
+            }
+        }
+        // What made it matter: a letter run read whole.
+        assert!(JsRegex::new(r"^\d+(?=\s+[^\W\d_]+\s+each\b)", Some("i")).unwrap().test("25 seeds each"));
+        // Escapes and classes around it stay as written.
+        assert_eq!(non_word_spelled_out(r"\W[\]\W]\\W[a-z]", false), format!(r"\W[\]{NON_WORD}]\\W[a-z]"));
+        assert_eq!(non_word_spelled_out(r"[^\w\n]", false), r"[^\w\n]");
+        // The price: ſ and K themselves are no longer in such a class (in
+        // JavaScript they are).
+        assert!(!JsRegex::new(r"[\W]", Some("i")).unwrap().test("\u{17f}"));
+        // With `u`, ſ and K are word characters, and `\W` holds no s or k.
+        for (pattern, text, expected) in [
+            (r"^[^\W]$", "s", true),
+            (r"^[^\W]$", "\u{17f}", true),
+            (r"^[\W]$", "K", false),
+            (r"^[\W]$", "\u{212a}", false),
+            (r"^[\W]$", "-", true),
+            (r"^[\W]$", "\u{1f600}", true),
+        ] {
+            assert_eq!(JsRegex::new(pattern, Some("iu")).unwrap().test(text), expected, "/{pattern}/iu on {text:?}");
+        }
     }
 
     #[test]
