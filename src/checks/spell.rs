@@ -498,7 +498,7 @@ pub fn not_numbers(years: bool) -> String {
     // (`2031–32`), and a code of letters and a number (`CAM-2`) are no
     // numbers of their own either.
     format!(
-        r"\b{month}[^\w\n]{{1,3}}\d\d?(?:st|nd|rd|th)?(?!\d|[.,]\d)|(?<![\w.,])(?:\d\d?[{DASHES}])?\d\d?{ORDINAL}(?: of)?[^\w\n]{{1,3}}{month}|(?:19|20)\d\d(?:-\d\d(?:-\d\d)?|/\d\d?/\d\d?|\.\d\d?\.\d\d?|[{DASHES}/](?:19|20)?\d\d(?!\d))|\d{{4}}-\d\d(?:-\d\d)?|\d\d?[:h]\d\d|\d+/\d+|\b[a-z]+[{DASHES}]\d+\b{year}"
+        r"\b{month}[^\w\n]{{1,3}}\d\d?(?:st|nd|rd|th)?(?!\d|[.,]\d)|(?<![\w.,])(?:\d\d?[{DASHES}])?\d\d?{ORDINAL}(?: of)?[^\w\n]{{1,3}}{month}|(?:19|20)\d\d(?:-\d\d(?:-\d\d)?|/\d\d?/\d\d?|\.\d\d?\.\d\d?|[{DASHES}/](?:19|20)?\d\d(?!\d))|\d{{4}}-\d\d(?:-\d\d)?|\d\d?[./]\d\d?[./](?:\d{{4}}|\d\d)(?!\d)|\d\d?[:h]\d\d|(?<![\d,.])\d\d?/\d\d?(?![\d,.])|\b[a-z]+[{DASHES}]\d+\b{year}"
     )
 }
 
@@ -599,7 +599,7 @@ fn any_time() -> Vec<String> {
     let half = r"\s*(?:[ap]m\b|[ap]\.m\.|in the (?:morning|afternoon|evening)\b|at night\b)";
     let month = any_month();
     vec![
-        r"(?<![\w:.])(?:[01]?\d|2[0-3])[:.h][0-5]\d(?!\d)".to_string(),
+        r"(?<![\w:.])(?:[01]?\d|2[0-3])[:.h][0-5]\d(?!\d|\.\d)".to_string(),
         format!(r"(?<![\w:.])(?:1[0-2]|0?[1-9])(?:[:.][0-5]\d)?{half}"),
         format!(r"\b(?:{hours}){half}"),
         format!(
@@ -1537,6 +1537,10 @@ mod tests {
             assert!(finds(&whole, yes), "{yes}");
         }
         assert!(!finds(&whole, "16–18") && !finds(&whole, "12-14"));
+        // A day-first dotted date is read whole; a ratio of large numbers is
+        // two numbers.
+        assert!(finds(&whole, "03.02.2031") && finds(&whole, "09.10.31") && !finds(&whole, "5540/5590"));
+        assert!(!finds_any(&candidates(Kind::Time, None, &[]).unwrap(), "09.10.2031"));
         // With units: numbers with one, and numbers offered on their own.
         let with_unit = candidates(Kind::Number, Some(&units(&["M".into(), "nautical mile".into()])), &[]).unwrap();
         for yes in ["18 M", "16 nautical miles", "or 18 if the newsletter is right", "16 to 18", "18.", "eighteen"] {
