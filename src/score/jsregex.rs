@@ -267,6 +267,51 @@ mod tests {
         }
     }
 
+    /// The members a class item stands for, among ASCII characters, as
+    /// JavaScript reads it without `u`.
+    fn members(item: &str) -> Vec<char> {
+        let all = (0u8..128).map(char::from);
+        let word = |c: &char| c.is_ascii_alphanumeric() || *c == '_';
+        match item {
+            r"\W" => all.filter(|c| !word(c)).collect(),
+            r"\w" => all.filter(word).collect(),
+            r"\d" => all.filter(char::is_ascii_digit).collect(),
+            r"\D" => all.filter(|c| !c.is_ascii_digit()).collect(),
+            r"\s" => all.filter(|c| " \t\n\x0b\x0c\r".contains(*c)).collect(),
+            "a-f" => ('a'..='f').collect(),
+            "K-S" => ('K'..='S').collect(),
+            other => other.chars().collect(),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// Any class of these items, negated or not, under `i` without `u`,
+        /// matches an ASCII character exactly when JavaScript's does: when
+        /// the character or its other case is a member (or, negated, is not).
+        #[test]
+        fn classes_under_i_match_ascii_as_javascript_does(
+            negated in proptest::prelude::any::<bool>(),
+            items in proptest::collection::vec(
+                proptest::sample::select(vec![r"\W", r"\w", r"\d", r"\D", r"\s", "a-f", "K-S", "_", "s", "k", "-"]),
+                1..4,
+            ),
+        ) {
+            // A `-` goes last, where it is a member, not a range.
+            let mut items = items;
+            items.sort_by_key(|i| *i == "-");
+            let class = format!("^[{}{}]$", if negated { "^" } else { "" }, items.concat());
+            let re = JsRegex::new(&class, Some("i")).unwrap();
+            let set: Vec<char> = items.iter().flat_map(|i| members(i)).collect();
+            for c in (0u8..128).map(char::from) {
+                let other = if c.is_ascii_lowercase() { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() };
+                let member = set.contains(&c) || set.contains(&other);
+                proptest::prop_assert_eq!(re.test(&c.to_string()), member != negated, "{} on {:?}", class, c);
+            }
+        }
+    }
+
     #[test]
     fn matching_lines_numbers_from_zero() {
         let re = JsRegex::new("^b", Some("i")).unwrap();
