@@ -639,14 +639,8 @@ fn compile_either(either: &Either, at: &str, stated: &[Number], errors: &mut Vec
     if either.asks {
         options.push(format!(r"(?=[\s\S]*?{ASKS})"));
     }
-    let pattern = format!("^(?:{})", options.join("|"));
-    let len = pattern.chars().count();
-    if len > MAX_PATTERN_LEN {
-        errors.push(format!(
-            "{at}: compiles to a pattern of {len} characters, over the engine's limit of {MAX_PATTERN_LEN}: fewer values"
-        ));
-    }
-    (errors.len() == before).then(|| regex(pattern, "i"))
+    // (Its length is checked with every other matcher's, in `compile`.)
+    (errors.len() == before).then(|| regex(format!("^(?:{})", options.join("|")), "i"))
 }
 
 fn compile_answer(source: &Source, cx: &Context<'_>, errors: &mut Vec<String>) -> (Vec<Matcher>, Vec<String>) {
@@ -1321,6 +1315,27 @@ time = "19:30"
             compiled("[[line]]\nlabel = \"Reason\"\nprose = true\ntext = \"no mains\"\n", "a line `Reason: ...`");
         assert!(holds(&prose, "Reason: there are no mains, so it might run on 24 V or on the battery"));
         assert_eq!(prose.output_matchers.len(), 1, "no hedge matcher on a sentence: {:?}", prose.matcher_notes);
+    }
+
+    #[test]
+    fn either_holds_when_one_way_does() {
+        let c = compiled(
+            "[[either]]\nstates = [[{ time = \"10:00\" }, { time = \"17:45\" }]]\nasks = true\nwhy = \"gives both calls or asks\"\n",
+            "",
+        );
+        assert_eq!(c.matcher_notes, ["the answer gives both calls or asks"]);
+        for yes in ["Ten o'clock for one, a quarter to six for the other.", "Which Teague do you mean?"] {
+            assert!(holds(&c, yes), "{yes}");
+        }
+        for no in ["Teague is called at 10:00.", "He is due at 17:45.", "See the sheet at eval-scratch/a?b.md"] {
+            assert!(!holds(&c, no), "{no}");
+        }
+        let cx = Context { user_message: "", fixture: &no_fixture };
+        let errors =
+            compile(&parse("[[either]]\nstates = [[{ verbatim = \"x\" }]]\nwhy = \" \"\n").unwrap(), &cx).unwrap_err();
+        for e in ["either[0].why", "either[0]: give at least two ways", "either[0].states[0][0].verbatim"] {
+            assert!(errors.iter().any(|x| x.starts_with(e)), "{e}: {errors:?}");
+        }
     }
 
     #[test]
