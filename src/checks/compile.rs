@@ -43,7 +43,7 @@ use std::fmt::Write;
 
 use serde_json::Value as Json;
 
-use super::source::{Appended, Either, Line, NotGiven, Note, NoteLine, OneOrMany, Scalar, Source, Value};
+use super::source::{Appended, Either, Line, NotGiven, Note, NoteLine, OneOrMany, Rest, Scalar, Source, Value};
 use super::spell::{self, Date, Kind, Name, Number, Time};
 use crate::format::OneOrMany as FormatOneOrMany;
 use crate::format::task::{Matcher, VaultAssertion};
@@ -932,7 +932,9 @@ fn compile_note(note: &Note, at: &str, cx: &Context<'_>, out: &mut VaultOut, err
             .iter()
             .map(|a| match a {
                 Appended::Line(l) => lines_pattern(l),
-                Appended::Starts { starts } => format!(r"{}[^\n]*\S", spell::escape(starts)),
+                Appended::Starts { starts, rest } => {
+                    format!("{}{}", spell::escape(starts), rest_pattern(rest.as_ref()))
+                }
             })
             .collect();
         let pattern = format!(
@@ -1017,12 +1019,40 @@ fn compile_note(note: &Note, at: &str, cx: &Context<'_>, out: &mut VaultOut, err
             out.push(file_matches(&path, pattern, "im"), format!("{path} has a line with {words}"));
         }
     }
+    if note.one_line_each {
+        let texts: Vec<&[String]> = note.lines.iter().filter_map(|l| l.text.as_ref()).map(|t| t.as_slice()).collect();
+        if texts.is_empty() {
+            errors.push(format!("{at}.one_line_each: no line here has a text"));
+        }
+        for t in texts.iter().filter(|t| texts.iter().filter(|u| u == t).count() == 1) {
+            let p = spell::any_text(t);
+            out.push(
+                file_matches(&path, format!(r"(?<![\s\S])(?![\s\S]*?{p}[^\n]*\n[\s\S]*?{p})"), "i"),
+                format!("{path} names \"{}\" on one line only", t[0].trim()),
+            );
+        }
+    }
     for (i, line) in note.no_lines.iter().enumerate() {
         if let Some((pattern, words)) = note_line(line, &format!("{at}.no_lines[{i}]"), errors) {
             let pattern = format!(r"(?<![\s\S])(?![\s\S]*?{pattern})");
             out.push(file_matches(&path, pattern, "im"), format!("{path} has no line with {words}"));
         }
     }
+}
+
+/// The writer's part of an appended line: something, in the shape asked.
+fn rest_pattern(rest: Option<&Rest>) -> String {
+    let Some(rest) = rest else { return r"[^\n]*\S".to_string() };
+    let mut out = String::new();
+    if let Some(n) = rest.at_most {
+        out.push_str(&format!(r"(?=[^\n]{{1,{n}}}(?:\r?\n|$))"));
+    }
+    if rest.lower_case {
+        out.push_str(r"(?=[a-z\d])");
+    }
+    let last: String = rest.not_ending.chars().map(|c| spell::escape(&c.to_string())).collect();
+    out.push_str(&format!(r"[^\n]*[^\s{last}]"));
+    out
 }
 
 fn plural(n: usize, noun: &str) -> String {
@@ -1107,7 +1137,10 @@ pub fn compile(source: &Source, cx: &Context<'_>) -> Result<Compiled, Vec<String
     let mut errors = Vec::new();
     let (output_matchers, matcher_notes) = compile_answer(source, cx, &mut errors);
     let (vault_assertions, assertion_notes) = compile_vault(source, cx, &mut errors);
-    if output_matchers.is_empty() && vault_assertions.is_empty() {
+    // The default "nothing else changed" alone is passed by an agent that
+    // does nothing: it checks no task.
+    let default_only = vault_assertions.iter().all(|a| matches!(a, VaultAssertion::NothingElseChanged { .. }));
+    if output_matchers.is_empty() && default_only {
         errors.push("the source checks nothing: add an answer line, states, a judge or a vault rule".into());
     }
     let patterns = output_matchers.iter().map(|m| match m {
@@ -1528,7 +1561,6 @@ why = ""
 [vault]
 unchanged = ["other.md"]
 moved = [{ from = "a.md", to = "old/a.md" }]
-nothing_else_changes = true
 
 [[vault.note]]
 path = "crew/contacts.md"
@@ -1603,7 +1635,9 @@ lacks = ["team"]
                 ("treated".into(), Json::from(false))
             ]
         );
-        let body = c.vault_assertions.len() - 1;
+        // The body's check, then the default "nothing else changed".
+        let body = c.vault_assertions.len() - 2;
+        assert!(matches!(c.vault_assertions[body + 1], VaultAssertion::NothingElseChanged { .. }));
         assert!(file_holds(&c, body, "---\nhive: S4\nframes: 14\ntreated: false\n---\n# S4\n\nGood stores.\n"));
         assert!(!file_holds(&c, body, "---\nhive: S4\nframes: 14\n---\n# S4\n\nGood stores. Treated.\n"));
         let cx = Context { user_message: "", fixture: &fixture };
@@ -1612,5 +1646,54 @@ lacks = ["team"]
             &cx,
         );
         assert_eq!(e.unwrap_err()[0], "vault.note[0].path: no fixture file gone.txt");
+    }
+
+    /// Nothing else may change unless a source says otherwise: every
+    /// request is made under "touch nothing else".
+    #[test]
+    fn nothing_else_changes_is_the_default_and_can_be_turned_off() {
+        let on = vault("states = [{ number = 9 }]\n");
+        assert!(
+            matches!(on.vault_assertions[..], [VaultAssertion::NothingElseChanged { ref except }] if except.is_empty())
+        );
+        let off = vault("states = [{ number = 9 }]\n\n[vault]\nnothing_else_changes = false\n");
+        assert!(off.vault_assertions.is_empty());
+        // The default alone checks nothing an idle agent would not pass.
+        let cx = Context { user_message: "", fixture: &fixture };
+        let e = compile(&parse("[vault]\nunchanged = []\n").unwrap(), &cx).unwrap_err();
+        assert!(e[0].starts_with("the source checks nothing"), "{e:?}");
+    }
+
+    /// An appended line's own part in the shape a house style sets.
+    #[test]
+    fn appended_rest_holds_its_length_case_and_last_character() {
+        let c = vault(
+            "[[vault.note]]\npath = \"log.md\"\nappended = [{ starts = \"- fix: \", rest = { at_most = 20, lower_case = true, not_ending = \".\" } }]\n",
+        );
+        for yes in ["# Log\n\n- one\n- fix: stop the retry loop\n", "# Log\n\n- one\n- fix: add 2 caps"] {
+            assert!(file_holds(&c, 0, yes), "{yes}");
+        }
+        for no in [
+            "# Log\n\n- one\n- fix: Stop the retry loop\n",
+            "# Log\n\n- one\n- fix: stop the retry loop.\n",
+            "# Log\n\n- one\n- fix: stop the retry loop forever\n",
+            "# Log\n\n- one\n- fix: \n",
+        ] {
+            assert!(!file_holds(&c, 0, no), "{no}");
+        }
+    }
+
+    /// "One line per show": a second line naming a show is an extra entry.
+    #[test]
+    fn one_line_each_finds_a_second_line_naming_a_text() {
+        let c = vault(
+            "[[vault.note]]\npath = \"log.md\"\none_line_each = true\nlines = [{ text = \"Evening Reeds\", time = \"19:30\" }, { text = \"Marshlight\", time = \"20:00\" }]\n",
+        );
+        let (reeds, marsh) = (2, 3);
+        let good = "# Report\n\n- Evening Reeds, 19:30\n- Marshlight, 20:00\n";
+        assert!(file_holds(&c, reeds, good) && file_holds(&c, marsh, good));
+        let extra = format!("{good}- evening reeds (repeat), 23:00\n");
+        assert!(!file_holds(&c, reeds, &extra) && file_holds(&c, marsh, &extra));
+        assert_eq!(c.assertion_notes[reeds], "eval-scratch/log.md names \"Evening Reeds\" on one line only");
     }
 }

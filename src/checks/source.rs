@@ -10,8 +10,7 @@
 //!
 //! states = [{ text = "Kellowmouth" }]
 //!
-//! [vault]
-//! nothing_else_changes = true
+//! # Nothing in the vault may change: the default (`[vault]` names what may).
 //! ```
 //!
 //! What each rule compiles to and means is `compile`'s documentation; how a
@@ -191,7 +190,7 @@ pub struct Judge {
     pub why: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Vault {
     #[serde(default)]
@@ -206,9 +205,28 @@ pub struct Vault {
     #[serde(default, rename = "note")]
     pub notes: Vec<Note>,
     /// Nothing in the vault changed but the paths the rules above name, and
-    /// no other file was added.
-    #[serde(default)]
+    /// no other file was added (the memory file included). On unless a
+    /// source turns it off: every request is made under the system prompt's
+    /// "touch nothing else".
+    #[serde(default = "on")]
     pub nothing_else_changes: bool,
+}
+
+fn on() -> bool {
+    true
+}
+
+impl Default for Vault {
+    fn default() -> Self {
+        Vault {
+            exists: vec![],
+            absent: vec![],
+            unchanged: vec![],
+            moved: vec![],
+            notes: vec![],
+            nothing_else_changes: true,
+        }
+    }
 }
 
 /// A note moved (or renamed) whole: gone from `from`, the same bytes at `to`.
@@ -247,6 +265,10 @@ pub struct Note {
     /// Lines that must not be there (every value of one on one line).
     #[serde(default)]
     pub no_lines: Vec<NoteLine>,
+    /// Each text of `lines` is on its own line only ("one line per
+    /// show"): a second line naming it is an extra, made-up entry.
+    #[serde(default)]
+    pub one_line_each: bool,
 }
 
 /// A line added at the end of a note: exactly this text, or any line that
@@ -255,7 +277,27 @@ pub struct Note {
 #[serde(untagged)]
 pub enum Appended {
     Line(String),
-    Starts { starts: String },
+    Starts {
+        starts: String,
+        /// What the rest of the line must be, in the house style a skill or
+        /// a note sets: its length, its first letter, its last character.
+        #[serde(default)]
+        rest: Option<Rest>,
+    },
+}
+
+/// The shape of the writer's own part of a line.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rest {
+    /// At most this many characters.
+    pub at_most: Option<u32>,
+    /// Starts with a lower-case letter (or a digit).
+    #[serde(default)]
+    pub lower_case: bool,
+    /// Does not end with any of these characters (a full stop: ".").
+    #[serde(default)]
+    pub not_ending: String,
 }
 
 /// One replacement of an edit: `from` in the fixture becomes `to` (or any

@@ -498,7 +498,7 @@ pub fn not_numbers(years: bool) -> String {
     // (`2031–32`), and a code of letters and a number (`CAM-2`) are no
     // numbers of their own either.
     format!(
-        r"\b{month}[^\w\n]{{1,3}}\d\d?(?:st|nd|rd|th)?(?!\d|[.,]\d)|(?<![\w.,])(?:\d\d?[{DASHES}])?\d\d?{ORDINAL}(?: of)?[^\w\n]{{1,3}}{month}|(?:19|20)\d\d(?:-\d\d(?:-\d\d)?|/\d\d?/\d\d?|\.\d\d?\.\d\d?|[{DASHES}/](?:19|20)?\d\d(?!\d))|\d{{4}}-\d\d(?:-\d\d)?|\d\d?[./]\d\d?[./](?:\d{{4}}|\d\d)(?!\d)|\d\d?[:h]\d\d|(?<![\d,.])\d\d?/\d\d?(?![\d,.])|\b[a-z]+[{DASHES}]\d+\b{year}"
+        r"\b{month}[^\w\n]{{1,3}}\d\d?(?:st|nd|rd|th)?(?!\d|[.,]\d)|(?<![\w.,])(?:\d\d?[{DASHES}])?\d\d?{ORDINAL}(?: of)?[^\w\n]{{1,3}}{month}|(?:19|20)\d\d(?:[{DASHES}]\d\d(?:[{DASHES}]\d\d)?|/\d\d?/\d\d?|\.\d\d?\.\d\d?|[{DASHES}/](?:19|20)?\d\d(?!\d))|\d{{4}}[{DASHES}]\d\d(?:[{DASHES}]\d\d)?|\d\d?[./]\d\d?[./](?:\d{{4}}|\d\d)(?!\d)|\d\d?[:h]\d\d|(?<![\d,.])\d\d?/\d\d?(?![\d,.])|\b[a-z]+[{DASHES}]\d+\b{year}"
     )
 }
 
@@ -571,19 +571,20 @@ pub fn time(t: Time) -> String {
         }
     }
     let minute_words = |n: u32| words_below_thousand(u64::from(n));
-    let past = |words: &str| format!("{words} (?:past|after) {}", hour_word(h));
-    let to = |words: &str| format!("{words} (?:to|before) {}", hour_word(h + 1));
+    // Words are joined by a space or a hyphen ("half-past seven").
+    let past = |words: &str| format!("{words}[{DASHES} ](?:past|after)[{DASHES} ]{}", hour_word(h));
+    let to = |words: &str| format!("{words}[{DASHES} ](?:to|before)[{DASHES} ]{}", hour_word(h + 1));
     match m {
-        15 => spoken.push(past("(?:a )?quarter")),
-        30 => spoken.push(format!("{}|half {}", past("half"), hour_word(h))),
-        45 => spoken.push(to("(?:a )?quarter")),
+        15 => spoken.push(past(&format!("(?:a[{DASHES} ])?quarter"))),
+        30 => spoken.push(format!("{}|half[{DASHES} ]{}", past("half"), hour_word(h))),
+        45 => spoken.push(to(&format!("(?:a[{DASHES} ])?quarter"))),
         _ => {}
     }
     // "ten past seven", "twelve minutes past six", "ten to seven".
     match m {
         0 | 30 => {}
-        1..=29 => spoken.push(past(&format!("(?:{}|{m})(?: minutes?)?", minute_words(m)))),
-        _ => spoken.push(to(&format!("(?:{}|{})(?: minutes?)?", minute_words(60 - m), 60 - m))),
+        1..=29 => spoken.push(past(&format!("(?:{}|{m})(?:[{DASHES} ]minutes?)?", minute_words(m)))),
+        _ => spoken.push(to(&format!("(?:{}|{})(?:[{DASHES} ]minutes?)?", minute_words(60 - m), 60 - m))),
     }
     format!(r"(?:(?:(?<![\w:.])(?:{digits})(?!\d)|\b(?:{})\b){half}{twelve})", spoken.join("|"))
 }
@@ -603,7 +604,7 @@ fn any_time() -> Vec<String> {
         format!(r"(?<![\w:.])(?:1[0-2]|0?[1-9])(?:[:.][0-5]\d)?{half}"),
         format!(r"\b(?:{hours}){half}"),
         format!(
-            r"\b(?:noon|midday|midnight|(?:(?:a )?quarter|half|{minutes}) (?:past|to) (?:{hours})|{minutes} minutes? (?:past|to|after|before) (?:{hours})|half (?:{hours})|(?:{hours}|1[0-2]|0?[1-9]) o['\u2019]clock)\b"
+            r"\b(?:noon|midday|midnight|(?:(?:a[{DASHES} ])?quarter|half|{minutes})[{DASHES} ](?:past|to)[{DASHES} ](?:{hours})|{minutes}[{DASHES} ]minutes?[{DASHES} ](?:past|to|after|before)[{DASHES} ](?:{hours})|half[{DASHES} ](?:{hours})|(?:{hours}|1[0-2]|0?[1-9]) o['\u2019]clock)\b"
         ),
         // The hour and minutes in words with the half of the day: "seven ten
         // a.m.", "six-twelve in the morning".
@@ -740,7 +741,7 @@ pub fn date(d: Date) -> String {
     let yy = y % 100;
     let ord = ordinal_words(day);
     let forms = [
-        format!(r"{y}(?:-{m:02}-{day:02}|(?:/0?{m}/|\.0?{m}\.)0?{day})\b"),
+        format!(r"{y}(?:[{DASHES}]{m:02}[{DASHES}]{day:02}|(?:/0?{m}/|\.0?{m}\.)0?{day})\b"),
         format!(
             r"(?:(?:0?{day}{ORDINAL}|(?:the )?{ord})(?:\s+of)?[\s{DASHES}]+{month}|{month}\s+(?:0?{day}{ORDINAL}|(?:the )?{ord})\b){year}"
         ),
@@ -750,17 +751,25 @@ pub fn date(d: Date) -> String {
         // one followed by a month is that month's.
         format!(r"0?{day}(?:st|nd|rd|th)\b(?![,\s]+(?:of\s+)?{any})", any = any_month()),
     ];
-    format!(r"(?<![\w/.-])(?:{})", forms.join("|"))
+    format!(r"(?:{ISO_START}{}|{START}(?:{}))", forms[0], forms[1..].join("|"))
 }
+
+/// Before a date: no letter, digit or mark that makes it part of a longer
+/// number or code (`1.3`, `12/3`, `x3`).
+const START: &str = r"(?<![\w/.\-\u2010-\u2015\u2212])";
+/// Before a date that starts with its four-digit year: the same, except
+/// that a path's slash or a file name's underscore may come before it
+/// (`runs/2031-04-02-lowri.md`, `log_2031-04-02`).
+const ISO_START: &str = r"(?<![^\W_]|[.\-\u2010-\u2015\u2212])";
 
 /// Any date: ISO, day and month or month and day, numeric, or a bare
 /// ordinal day.
 fn any_date() -> Vec<String> {
     let month = any_month();
-    let start = r"(?<![\w/.-])";
+    let start = START;
     let ord = any_ordinal_words();
     vec![
-        format!(r"{start}\d{{4}}(?:-\d{{2}}-\d{{2}}|/\d\d?/\d\d?|\.\d\d?\.\d\d?)\b"),
+        format!(r"{ISO_START}\d{{4}}(?:[{DASHES}]\d{{2}}[{DASHES}]\d{{2}}|/\d\d?/\d\d?|\.\d\d?\.\d\d?)\b"),
         format!(r"{start}(?:\d{{1,2}}{ORDINAL}|(?:the )?{ord})(?:\s+of)?[\s{DASHES}]+{month}"),
         format!(r"\b{month}\s+(?:\d{{1,2}}{ORDINAL}|(?:the )?{ord})\b"),
         format!(r"{start}\d{{1,2}}(?:/\d{{1,2}}(?:/\d{{2,4}})?|\.\d{{1,2}}\.\d{{2,4}})\b"),
@@ -1268,6 +1277,13 @@ mod tests {
             assert!(finds(&p, yes), "{yes}");
         }
         assert!(!finds(&p, "7:30 am") && !finds(&p, "7.30 in the morning"));
+        // Spoken words joined by hyphens.
+        for yes in ["half-past seven in the evening", "half-seven"] {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        assert!(!finds(&p, "half-past eight") && !finds(&p, "half-past seven in the morning"));
+        let p = time(Time::parse("07:15").unwrap());
+        assert!(finds(&p, "quarter-past seven") && finds(&p, "fifteen-minutes-past seven"));
         let p = time(Time::parse("12:00").unwrap());
         for yes in ["12:00", "noon", "midday", "12 noon", "12 pm", "12pm"] {
             assert!(finds(&p, yes), "{yes}");
@@ -1377,7 +1393,21 @@ mod tests {
         // A bare ordinal followed by another month, after a comma too, is that month's.
         let p = date(Date::parse("2031-10-09").unwrap());
         assert!(finds(&p, "Thursday 9th") && !finds(&p, "Thursday 9th, November 2031"));
+        // Any dash between an ISO date's parts; a path's slash or a file
+        // name's underscore before it, a hyphen and a name after it.
+        let p = date(Date::parse("2031-02-03").unwrap());
+        for yes in
+            ["2031\u{2011}02\u{2011}03", "2031\u{2013}02\u{2013}03", "runs/2031-02-03-lowri.md", "log_2031-02-03"]
+        {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        for no in ["x2031-02-03", "12031-02-03", "1.2031-02-03", "2031-02-031"] {
+            assert!(!finds(&p, no), "{no}");
+        }
         let any = any_date();
+        for yes in ["runs/2031\u{2011}02\u{2011}03-lowri.md", "2031\u{2011}02\u{2011}03"] {
+            assert!(finds_any(&any, yes), "{yes}");
+        }
         for yes in ["2031/02/03", "the third of February", "Feb the 3rd", "twenty-second of May"] {
             assert!(finds_any(&any, yes), "{yes}");
         }
@@ -1509,7 +1539,18 @@ mod tests {
         // Dates, times, ratios and years are read before the candidates on a
         // line (as one token each), so nothing inside them is a number.
         let read_first = Regex::with_flags(&format!("^(?:{})$", not_numbers(false)), "i").unwrap();
-        for whole in ["2032", "1 January", "Oct 9th", "2031-10-09", "07:10", "7h10", "24/7", "1 Sleetmonth", "03-Feb"] {
+        for whole in [
+            "2032",
+            "1 January",
+            "Oct 9th",
+            "2031-10-09",
+            "2031\u{2011}10\u{2011}09",
+            "07:10",
+            "7h10",
+            "24/7",
+            "1 Sleetmonth",
+            "03-Feb",
+        ] {
             assert!(read_first.find(whole).is_some(), "{whole}");
         }
         // A day is one or two digits alone: "Sept: 1,396" holds no date.

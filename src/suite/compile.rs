@@ -289,9 +289,13 @@ text = "the right value"
 # [judge]
 # criteria = "The answer gives ... and does not ..."
 
-[vault]
-# The request says to change nothing: the whole vault is compared.
-nothing_else_changes = true
+# Nothing in the vault may change unless a [vault] rule says how (the whole
+# vault is compared after every run):
+# [vault]
+# unchanged = ["notes/keep.md"]
+# [[vault.note]]
+# path = "notes/changed.md"
+# edit = [{{ from = "old text", to = "new text" }}]
 "#
     );
     let fixture = format!(
