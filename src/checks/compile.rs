@@ -944,7 +944,17 @@ fn compile_note(note: &Note, at: &str, cx: &Context<'_>, out: &mut VaultOut, err
         );
         out.push(
             file_matches(&path, pattern, ""),
-            format!("{path} is as it was with {} added at its end", plural(note.appended.len(), "line")),
+            format!("{path} is as it was with {} added at its end{}", plural(note.appended.len(), "line"), {
+                let shapes: Vec<String> = note
+                    .appended
+                    .iter()
+                    .filter_map(|a| match a {
+                        Appended::Starts { starts, rest: Some(rest) } => Some(rest_words(starts, rest)),
+                        _ => None,
+                    })
+                    .collect();
+                if shapes.is_empty() { String::new() } else { format!(" ({})", shapes.join("; ")) }
+            }),
         );
     }
     if let Some(keys) = &note.frontmatter
@@ -1038,6 +1048,21 @@ fn compile_note(note: &Note, at: &str, cx: &Context<'_>, out: &mut VaultOut, err
             out.push(file_matches(&path, pattern, "im"), format!("{path} has no line with {words}"));
         }
     }
+}
+
+/// The shape asked of an appended line's own part, in words.
+fn rest_words(starts: &str, rest: &Rest) -> String {
+    let mut said = Vec::new();
+    if let Some(n) = rest.at_most {
+        said.push(format!("at most {n} characters"));
+    }
+    if rest.lower_case {
+        said.push("starting in lower case".to_string());
+    }
+    if !rest.not_ending.is_empty() {
+        said.push(format!("not ending in {}", quoted(&rest.not_ending.chars().map(String::from).collect::<Vec<_>>())));
+    }
+    format!("after \"{}\": {}", starts.trim(), said.join(", "))
 }
 
 /// The writer's part of an appended line: something, in the shape asked.
@@ -1681,6 +1706,11 @@ lacks = ["team"]
         ] {
             assert!(!file_holds(&c, 0, no), "{no}");
         }
+        assert_eq!(
+            c.assertion_notes[0],
+            "eval-scratch/log.md is as it was with one line added at its end (after \"- fix:\": at most 20 \
+             characters, starting in lower case, not ending in \".\")"
+        );
     }
 
     /// "One line per show": a second line naming a show is an extra entry.
