@@ -869,6 +869,11 @@ fn note_line(line: &NoteLine, at: &str, errors: &mut Vec<String>) -> Option<(Str
     Some((format!("^{pattern}"), words.join(", ")))
 }
 
+/// A note's frontmatter block, from its opening `---` to the first line
+/// that closes it: what follows is the body (a second `---` further down is
+/// part of the body, not the end of the block).
+const FRONTMATTER_BLOCK: &str = r"^(?:\ufeff)?---[ \t]*\r?\n(?:(?!---[ \t]*\r?(?:\n|$))[^\n]*\n)*?---[ \t]*(?:\r?\n|$)";
+
 /// The keys a frontmatter block may hold, and nothing else: each line of
 /// the block is one of the keys, a continuation (indented, a list item), a
 /// comment or blank.
@@ -1001,7 +1006,7 @@ fn compile_note(note: &Note, at: &str, cx: &Context<'_>, out: &mut VaultOut, err
                 );
                 if let Some(body) = body_after_frontmatter(&original) {
                     out.push(
-                        file_matches(&path, format!(r"(?:^|\n)---[ \t]*\r?\n{}\s*$", whole_text(body)), ""),
+                        file_matches(&path, format!(r"{FRONTMATTER_BLOCK}{}\s*$", whole_text(body)), ""),
                         format!("{path}: the text after the frontmatter is as it was"),
                     );
                 }
@@ -1666,6 +1671,15 @@ lacks = ["team"]
         assert!(file_holds(&c, body, "---\nhive: S4\nframes: 14\ntreated: false\n---\n# S4\n\nGood stores.\n"));
         assert!(!file_holds(&c, body, "---\nhive: S4\nframes: 14\n---\n# S4\n\nGood stores. Treated.\n"));
         let cx = Context { user_message: "", fixture: &fixture };
+        // The body follows the block's first closing line: text put before
+        // the body with a rule of its own (a second block, a paragraph) is
+        // not the body as it was.
+        for no in [
+            "---\nhive: S4\nframes: 14\ntreated: false\n---\n---\nhive: S4\nframes: 12\n---\n# S4\n\nGood stores.\n",
+            "---\nhive: S4\nframes: 14\ntreated: false\n---\nTreated on 3 May.\n\n---\n# S4\n\nGood stores.\n",
+        ] {
+            assert!(!file_holds(&c, body, no), "{no}");
+        }
         let e = compile(
             &parse("[[vault.note]]\npath = \"gone.txt\"\nedit = [{ from = \"a\", to = \"b\" }]\n").unwrap(),
             &cx,
@@ -1725,5 +1739,33 @@ lacks = ["team"]
         let extra = format!("{good}- evening reeds (repeat), 23:00\n");
         assert!(!file_holds(&c, reeds, &extra) && file_holds(&c, marsh, &extra));
         assert_eq!(c.assertion_notes[reeds], "eval-scratch/log.md names \"Evening Reeds\" on one line only");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+        /// Whatever the body, the body check holds for the note with its
+        /// block rewritten and fails once anything is put between the block
+        /// and the body, a line of `---` included.
+        #[test]
+        fn the_body_check_reads_the_body_after_the_first_block(
+            body in proptest::collection::vec("[a-z #-]{0,12}", 0..5),
+            inserted in proptest::collection::vec("[a-z #-]{0,12}|---", 1..4),
+        ) {
+            let body = body.join("\n") + "\n";
+            let original = format!("---\nhive: S4\nframes: 12\n---\n{body}");
+            let fixture = move |_: &str| -> Result<String, String> { Ok(original.clone()) };
+            let cx = Context { user_message: "", fixture: &fixture };
+            let c = compile(&parse("[[vault.note]]\npath = \"s4.md\"\nfrontmatter = { frames = 14 }\n").unwrap(), &cx)
+                .unwrap();
+            let check = c.assertion_notes.iter().position(|n| n.ends_with("the text after the frontmatter is as it was")).unwrap();
+            let rewritten = format!("---\nhive: S4\nframes: 14\n---\n{body}");
+            proptest::prop_assert!(file_holds(&c, check, &rewritten));
+            let extra = inserted.join("\n") + "\n";
+            if extra.trim().is_empty() {
+                return Ok(());
+            }
+            let changed = format!("---\nhive: S4\nframes: 14\n---\n{extra}{body}");
+            proptest::prop_assert!(!file_holds(&c, check, &changed), "{changed:?}");
+        }
     }
 }

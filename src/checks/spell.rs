@@ -586,7 +586,7 @@ pub fn time(t: Time) -> String {
         1..=29 => spoken.push(past(&format!("(?:{}|{m})(?:[{DASHES} ]minutes?)?", minute_words(m)))),
         _ => spoken.push(to(&format!("(?:{}|{})(?:[{DASHES} ]minutes?)?", minute_words(60 - m), 60 - m))),
     }
-    format!(r"(?:(?:(?<![\w:.])(?:{digits})(?!\d)|\b(?:{})\b){half}{twelve})", spoken.join("|"))
+    format!(r"(?:(?:(?:(?<![\w:.])|(?<=\dT))(?:{digits})(?!\d)|\b(?:{})\b){half}{twelve})", spoken.join("|"))
 }
 
 /// Any time of day: clock digits, an hour with its half of the day (`2 pm`,
@@ -600,7 +600,7 @@ fn any_time() -> Vec<String> {
     let half = r"\s*(?:[ap]m\b|[ap]\.m\.|in the (?:morning|afternoon|evening)\b|at night\b)";
     let month = any_month();
     vec![
-        r"(?<![\w:.])(?:[01]?\d|2[0-3])[:.h][0-5]\d(?!\d|\.\d)".to_string(),
+        r"(?:(?<![\w:.])|(?<=\dT))(?:[01]?\d|2[0-3])[:.h][0-5]\d(?!\d|\.\d)".to_string(),
         format!(r"(?<![\w:.])(?:1[0-2]|0?[1-9])(?:[:.][0-5]\d)?{half}"),
         format!(r"\b(?:{hours}){half}"),
         format!(
@@ -741,7 +741,8 @@ pub fn date(d: Date) -> String {
     let yy = y % 100;
     let ord = ordinal_words(day);
     let forms = [
-        format!(r"{y}(?:[{DASHES}]{m:02}[{DASHES}]{day:02}|(?:/0?{m}/|\.0?{m}\.)0?{day})\b"),
+        // (ISO 8601's date and time: `2031-10-09T19:30`.)
+        format!(r"{y}(?:[{DASHES}]{m:02}[{DASHES}]{day:02}(?:\b|(?=T\d))|(?:/0?{m}/|\.0?{m}\.)0?{day}\b)"),
         format!(
             r"(?:(?:0?{day}{ORDINAL}|(?:the )?{ord})(?:\s+of)?[\s{DASHES}]+{month}|{month}\s+(?:0?{day}{ORDINAL}|(?:the )?{ord})\b){year}"
         ),
@@ -769,7 +770,9 @@ fn any_date() -> Vec<String> {
     let start = START;
     let ord = any_ordinal_words();
     vec![
-        format!(r"{ISO_START}\d{{4}}(?:[{DASHES}]\d{{2}}[{DASHES}]\d{{2}}|/\d\d?/\d\d?|\.\d\d?\.\d\d?)\b"),
+        format!(
+            r"{ISO_START}\d{{4}}(?:[{DASHES}]\d{{2}}[{DASHES}]\d{{2}}(?:\b|(?=T\d))|(?:/\d\d?/\d\d?|\.\d\d?\.\d\d?)\b)"
+        ),
         format!(r"{start}(?:\d{{1,2}}{ORDINAL}|(?:the )?{ord})(?:\s+of)?[\s{DASHES}]+{month}"),
         format!(r"\b{month}\s+(?:\d{{1,2}}{ORDINAL}|(?:the )?{ord})\b"),
         format!(r"{start}\d{{1,2}}(?:/\d{{1,2}}(?:/\d{{2,4}})?|\.\d{{1,2}}\.\d{{2,4}})\b"),
@@ -1282,6 +1285,8 @@ mod tests {
             assert!(finds(&p, yes), "{yes}");
         }
         assert!(!finds(&p, "half-past eight") && !finds(&p, "half-past seven in the morning"));
+        // ISO 8601's date and time.
+        assert!(finds(&p, "2031-10-09T19:30") && !finds(&p, "x19:30") && !finds(&p, "AT19:30"));
         let p = time(Time::parse("07:15").unwrap());
         assert!(finds(&p, "quarter-past seven") && finds(&p, "fifteen-minutes-past seven"));
         let p = time(Time::parse("12:00").unwrap());
@@ -1401,6 +1406,7 @@ mod tests {
         {
             assert!(finds(&p, yes), "{yes}");
         }
+        assert!(finds(&p, "2031-02-03T19:30") && !finds(&p, "2031-02-03X"));
         for no in ["x2031-02-03", "12031-02-03", "1.2031-02-03", "2031-02-031"] {
             assert!(!finds(&p, no), "{no}");
         }
