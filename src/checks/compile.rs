@@ -9,8 +9,10 @@
 //!   other value of their kinds: a second number on a number line, a second
 //!   time on a time line, a listed other candidate on a text line, is a
 //!   hedge and fails, and so is a later line under the bare label that
-//!   corrects the first ("Toll: 9" ... "Toll: 12"; one whose label carries a
-//!   parenthesis says in words what it is, which is the judge's), and so is a value
+//!   corrects the first by starting with another value ("Toll: 9" ...
+//!   "Toll: 12"; one that starts with words, "Venue: not the Town Hall", or
+//!   whose label carries a parenthesis says in words what it is, which is
+//!   the judge's), and so is a value
 //!   offered with a doubt ("maybe", "or" before anything but the value
 //!   again) unless the line is said in a sentence (`prose`). A line is read as
 //!   tokens: the line's own values first (so the `four` of `twenty-four` or
@@ -442,7 +444,8 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
                 ));
             }
             // A later line so labelled that gives none of the line's values
-            // of the kind but another one corrects the answer line.
+            // of the kind but starts with another one corrects the answer
+            // line.
             let mine: Vec<String> = items.iter().filter(|v| v.kind() == kind).map(|v| v.pattern(&bare)).collect();
             if mine.is_empty() {
                 continue;
@@ -452,10 +455,18 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
             // pattern short.)
             let later = format!(r"[\s\S]*?{correcting_ll}(?![^\n]*?(?:{}))", mine.join("|"));
             let skip = parts.join("|");
-            let fits = |alts: &str| no_other_in(&later, &skip, alts, "[^\n]").chars().count() <= MAX_PATTERN_LEN;
+            // A correction gives the other value first, right after the
+            // label ("Toll: 12"), as an answer line does; a later line that
+            // says something about a value ("- Venue: not Pellow Town Hall,
+            // the 2030 venue") is a sentence of the prose, the judge's.
+            let first_token = |alts: &str| {
+                let skip = if skip.is_empty() { String::new() } else { format!(r"(?:(?:{skip})[^\w\n]*)*") };
+                format!(r"^(?!{later}[^\w\n]*{skip}(?:{alts}))")
+            };
+            let fits = |alts: &str| first_token(alts).chars().count() <= MAX_PATTERN_LEN;
             for group in pack(&these, fits) {
                 out.push((
-                    regex(no_other_in(&later, &skip, &group, "[^\n]"), "i"),
+                    regex(first_token(&group), "i"),
                     format!(
                         "no later line \"{label}: ...\" gives {} instead (a correction of the answer line)",
                         what.replacen("no other", "another", 1).replacen("none of", "one of", 1)
@@ -501,7 +512,10 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
         // `03/02/2031` and `km/h` are one value).
         let own: Vec<String> = items.iter().map(|v| v.pattern(&how)).collect();
         let joined = if items.iter().all(|v| v.kind() == Kind::Text) {
-            format!(r"^(?!{}{WITHIN}*?(?:{})\s*/)", &head[1..], own.join("|"))
+            // (A slash between the line's own values separates a list's
+            // items: `Moved: 0412 / 0419 / 0427`.)
+            let own = own.join("|");
+            format!(r"^(?!{}{WITHIN}*?(?:{own})\s*/(?![^/\n]{{0,12}}?(?:{own})))", &head[1..])
         } else {
             let spaced = no_other(&head[1..], &own.join("|"), r"\s/|/\s");
             if spaced.chars().count() <= MAX_PATTERN_LEN { spaced } else { no_other(&head[1..], "", r"\s/|/\s") }
@@ -1035,15 +1049,35 @@ fn compile_note(note: &Note, at: &str, cx: &Context<'_>, out: &mut VaultOut, err
         }
     }
     if note.one_line_each {
-        let texts: Vec<&[String]> = note.lines.iter().filter_map(|l| l.text.as_ref()).map(|t| t.as_slice()).collect();
-        if texts.is_empty() {
+        // A line per item: an item named on a second line that also gives
+        // a time, where its line holds one, and names no other item is a
+        // second entry; a sentence that names the items is not.
+        let entries: Vec<(&[String], bool)> =
+            note.lines.iter().filter_map(|l| l.text.as_ref().map(|t| (t.as_slice(), l.time.is_some()))).collect();
+        if entries.is_empty() {
             errors.push(format!("{at}.one_line_each: no line here has a text"));
         }
-        for t in texts.iter().filter(|t| texts.iter().filter(|u| u == t).count() == 1) {
-            let p = spell::any_text(t);
+        for (t, timed) in entries.iter().filter(|(t, _)| entries.iter().filter(|(u, _)| u == t).count() == 1) {
+            let mut entry = format!("(?=[^\\n]*?{})", spell::any_text(t));
+            // (A line that names several items is a sentence about them.)
+            let others: Vec<String> = entries.iter().filter(|(u, _)| u != t).map(|(u, _)| spell::any_text(u)).collect();
+            if !others.is_empty() {
+                entry.push_str(&format!("(?![^\\n]*?(?:{}))", others.join("|")));
+            }
+            if *timed {
+                entry.push_str(&format!("(?=[^\\n]*?{})", spell::any_clock_time()));
+            }
             out.push(
-                file_matches(&path, format!(r"(?<![\s\S])(?![\s\S]*?{p}[^\n]*\n[\s\S]*?{p})"), "i"),
-                format!("{path} names \"{}\" on one line only", t[0].trim()),
+                file_matches(
+                    &path,
+                    format!(r"(?<![\s\S])(?![\s\S]*?(?:^|\n){entry}[^\n]*\n(?:[^\n]*\n)*?{entry})"),
+                    "i",
+                ),
+                format!(
+                    "{path} names \"{}\" on one line only{}",
+                    t[0].trim(),
+                    if *timed { " with a time" } else { "" }
+                ),
             );
         }
     }
@@ -1258,6 +1292,10 @@ mod tests {
             // contradiction for the judge, never read by a word list.
             "Toll: 9\n\nToll (2033 proposal, not yet confirmed): 10 tallies",
             "Toll: 9\n\nToll (corrected): 12 tallies",
+            // A later line that says something about another value, in words
+            // first, is prose.
+            "Toll: 9\n\n- Toll: not the 12 of the Sallow Quay column",
+            "Toll: 9 tallies\n\nNotes:\n- Toll: the 2031 table's 8 is superseded",
         ] {
             assert!(holds(&c, yes), "{yes}");
         }
@@ -1268,6 +1306,8 @@ mod tests {
             "Toll: 9 (or 12)",
             "Toll: 12\nToll: 9",
             "Toll: 9\n\nOn second thoughts:\nToll: 12 tallies",
+            "Toll: 9\n\n- Toll: 12, from the Sallow Quay column",
+            "Toll: 9\n\n**Toll:** *12*",
             "Toll: nine, maybe twelve",
             "Tolls: 9",
             "The toll: 9",
@@ -1738,7 +1778,18 @@ lacks = ["team"]
         assert!(file_holds(&c, reeds, good) && file_holds(&c, marsh, good));
         let extra = format!("{good}- evening reeds (repeat), 23:00\n");
         assert!(!file_holds(&c, reeds, &extra) && file_holds(&c, marsh, &extra));
-        assert_eq!(c.assertion_notes[reeds], "eval-scratch/log.md names \"Evening Reeds\" on one line only");
+        // A sentence naming the shows without a time is no entry.
+        let intro =
+            "# Report\n\nThe outage hit Evening Reeds and Marshlight.\n\n- Evening Reeds, 19:30\n- Marshlight, 20:00\n";
+        assert!(file_holds(&c, reeds, intro) && file_holds(&c, marsh, intro));
+        let timed_intro = "# Report\n\nOff air 19:00 to 23:50: Evening Reeds and Marshlight.\n\n- Evening Reeds, 19:30\n- Marshlight, 20:00\n";
+        assert!(file_holds(&c, reeds, timed_intro) && file_holds(&c, marsh, timed_intro));
+        let twice = "# Report\n\n- Evening Reeds, 19:30\n- Marshlight, 20:00\n- Evening Reeds, 7.30 pm\n";
+        assert!(!file_holds(&c, reeds, twice));
+        assert_eq!(
+            c.assertion_notes[reeds],
+            "eval-scratch/log.md names \"Evening Reeds\" on one line only with a time"
+        );
     }
 
     proptest::proptest! {
@@ -1766,6 +1817,22 @@ lacks = ["team"]
             }
             let changed = format!("---\nhive: S4\nframes: 14\n---\n{extra}{body}");
             proptest::prop_assert!(!file_holds(&c, check, &changed), "{changed:?}");
+        }
+    }
+
+    /// On a line of several texts a slash may separate the items; one
+    /// before another value is still a hedge.
+    #[test]
+    fn a_slash_separates_a_lists_items_and_hedges_before_another_value() {
+        let c = compiled(
+            "[[line]]\nlabel = \"Moved\"\ntexts = [[\"0412\", \"Marsh woundwort\"], [\"0419\", \"Meadow clary\"]]\nothers = [\"0423\"]\n",
+            "Start with a line `Moved: <accessions>`",
+        );
+        for yes in ["Moved: 0412 / 0419", "Moved: QSV-0412 / QSV-0419", "Moved: Marsh woundwort/Meadow clary"] {
+            assert!(holds(&c, yes), "{yes}");
+        }
+        for no in ["Moved: 0412 / 0419 / 0427", "Moved: 0412 / 0419 / maybe 0431"] {
+            assert!(!holds(&c, no), "{no}");
         }
     }
 }

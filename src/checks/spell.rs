@@ -589,6 +589,11 @@ pub fn time(t: Time) -> String {
     format!(r"(?:(?:(?:(?<![\w:.])|(?<=\dT))(?:{digits})(?!\d)|\b(?:{})\b){half}{twelve})", spoken.join("|"))
 }
 
+/// Any time of day in clock digits: `19:30`, `7.30`, `7h30`.
+pub fn any_clock_time() -> String {
+    any_time().swap_remove(0)
+}
+
 /// Any time of day: clock digits, an hour with its half of the day (`2 pm`,
 /// `two in the afternoon`), words (`noon`, `ten to seven`, `eight
 /// o'clock`), and a bare hour where a time is offered ("or 2", "at 14").
