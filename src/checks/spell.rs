@@ -586,12 +586,12 @@ pub fn time(t: Time) -> String {
         1..=29 => spoken.push(past(&format!("(?:{}|{m})(?:[{DASHES} ]minutes?)?", minute_words(m)))),
         _ => spoken.push(to(&format!("(?:{}|{})(?:[{DASHES} ]minutes?)?", minute_words(60 - m), 60 - m))),
     }
-    format!(r"(?:(?:(?:(?<![\w:.])|(?<=\dT))(?:{digits})(?!\d)|\b(?:{})\b){half}{twelve})", spoken.join("|"))
+    format!(r"(?:(?:{CLOCK_START}(?:{digits})(?!\d)|\b(?:{})\b){half}{twelve})", spoken.join("|"))
 }
 
 /// Any time of day in clock digits: `19:30`, `7.30`, `7h30`.
 pub fn any_clock_time() -> String {
-    any_time().swap_remove(0)
+    format!("{CLOCK_START}{CLOCK_TIME}")
 }
 
 /// Any time of day: clock digits, an hour with its half of the day (`2 pm`,
@@ -605,7 +605,7 @@ fn any_time() -> Vec<String> {
     let half = r"\s*(?:[ap]m\b|[ap]\.m\.|in the (?:morning|afternoon|evening)\b|at night\b)";
     let month = any_month();
     vec![
-        r"(?:(?<![\w:.])|(?<=\dT))(?:[01]?\d|2[0-3])[:.h][0-5]\d(?!\d|\.\d)".to_string(),
+        any_clock_time(),
         format!(r"(?<![\w:.])(?:1[0-2]|0?[1-9])(?:[:.][0-5]\d)?{half}"),
         format!(r"\b(?:{hours}){half}"),
         format!(
@@ -747,7 +747,7 @@ pub fn date(d: Date) -> String {
     let ord = ordinal_words(day);
     let forms = [
         // (ISO 8601's date and time: `2031-10-09T19:30`.)
-        format!(r"{y}(?:[{DASHES}]{m:02}[{DASHES}]{day:02}(?:\b|(?=T\d))|(?:/0?{m}/|\.0?{m}\.)0?{day}\b)"),
+        format!(r"{y}(?:[{DASHES}]{m:02}[{DASHES}]{day:02}{ISO_END}|(?:/0?{m}/|\.0?{m}\.)0?{day}\b)"),
         format!(
             r"(?:(?:0?{day}{ORDINAL}|(?:the )?{ord})(?:\s+of)?[\s{DASHES}]+{month}|{month}\s+(?:0?{day}{ORDINAL}|(?:the )?{ord})\b){year}"
         ),
@@ -757,26 +757,39 @@ pub fn date(d: Date) -> String {
         // one followed by a month is that month's.
         format!(r"0?{day}(?:st|nd|rd|th)\b(?![,\s]+(?:of\s+)?{any})", any = any_month()),
     ];
-    format!(r"(?:{ISO_START}{}|{START}(?:{}))", forms[0], forms[1..].join("|"))
+    format!(r"(?:{}{}|{}(?:{}))", iso_start(), forms[0], start(), forms[1..].join("|"))
 }
 
 /// Before a date: no letter, digit or mark that makes it part of a longer
 /// number or code (`1.3`, `12/3`, `x3`).
-const START: &str = r"(?<![\w/.\-\u2010-\u2015\u2212])";
+fn start() -> String {
+    format!(r"(?<![\w/.{DASHES}])")
+}
 /// Before a date that starts with its four-digit year: the same, except
 /// that a path's slash or a file name's underscore may come before it
 /// (`runs/2031-04-02-lowri.md`, `log_2031-04-02`).
-const ISO_START: &str = r"(?<![^\W_]|[.\-\u2010-\u2015\u2212])";
+fn iso_start() -> String {
+    format!(r"(?<![^\W_]|[.{DASHES}])")
+}
+
+/// After an ISO date's day: its end, or ISO 8601's `T` before the time.
+const ISO_END: &str = r"(?:\b|(?=T\d))";
+/// Before a time in clock digits: no letter, digit or mark of a longer
+/// number, or ISO 8601's `T` after a date's day.
+const CLOCK_START: &str = r"(?:(?<![\w:.])|(?<=\dT))";
+/// Any time of day in clock digits: `19:30`, `7.30`, `7h30`.
+const CLOCK_TIME: &str = r"(?:[01]?\d|2[0-3])[:.h][0-5]\d(?!\d|\.\d)";
 
 /// Any date: ISO, day and month or month and day, numeric, or a bare
 /// ordinal day.
 fn any_date() -> Vec<String> {
     let month = any_month();
-    let start = START;
+    let start = start();
     let ord = any_ordinal_words();
     vec![
         format!(
-            r"{ISO_START}\d{{4}}(?:[{DASHES}]\d{{2}}[{DASHES}]\d{{2}}(?:\b|(?=T\d))|(?:/\d\d?/\d\d?|\.\d\d?\.\d\d?)\b)"
+            r"{}\d{{4}}(?:[{DASHES}]\d{{2}}[{DASHES}]\d{{2}}{ISO_END}|(?:/\d\d?/\d\d?|\.\d\d?\.\d\d?)\b)",
+            iso_start()
         ),
         format!(r"{start}(?:\d{{1,2}}{ORDINAL}|(?:the )?{ord})(?:\s+of)?[\s{DASHES}]+{month}"),
         format!(r"\b{month}\s+(?:\d{{1,2}}{ORDINAL}|(?:the )?{ord})\b"),
