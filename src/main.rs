@@ -590,14 +590,16 @@ fn cmd_calibrate_corpus(
         .ok_or_else(|| anyhow::anyhow!("no alternative-answer corpus at {}", dir.display()))?;
     let references = references.unwrap_or_else(|| root.join("references"));
     let out = out.unwrap_or_else(|| PathBuf::from(DEFAULT_CALIBRATION));
-    let file = calibrate::from_corpus_to_file(&suite, &corpus, &references, &out, force)?;
+    let (file, written) = calibrate::from_corpus_to_file(&suite, &corpus, &references, &out, force)?;
     let yes = file.tuples.iter().filter(|t| t.human_label.is_some_and(|l| l.is_yes())).count();
     let tasks: std::collections::BTreeSet<&str> = file.tuples.iter().map(|t| t.task_id.as_str()).collect();
     outln!(
-        "Wrote {} judge tuples ({} tasks with a judge matcher; {yes} labelled YES, {} NO) to {}",
+        "{} {} judge tuples ({} tasks with a judge matcher; {yes} labelled YES, {} NO) {} {}",
+        if written { "Wrote" } else { "Unchanged:" },
         file.tuples.len(),
         tasks.len(),
         file.tuples.len() - yes,
+        if written { "to" } else { "already in" },
         out.display()
     );
     outln!("Measure a judge against it: vaultbench calibrate judge {} --model MODEL", out.display());

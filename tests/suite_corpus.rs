@@ -117,6 +117,16 @@ fn the_committed_gold_set_is_the_one_the_corpus_gives() {
         dir.path(),
     );
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    // The same set again leaves the file as it was, its time included: a
+    // change that touches no judged task leaves no diff.
+    let first = std::fs::read(&fresh).unwrap();
+    let again = vaultbench(
+        &["calibrate", "corpus", "--suite", evals.to_str().unwrap(), "--out", fresh.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(again.status.success(), "{}{}", stdout(&again), stderr(&again));
+    assert!(stdout(&again).starts_with("Unchanged: "), "{}", stdout(&again));
+    assert_eq!(std::fs::read(&fresh).unwrap(), first, "rewritten with nothing changed");
     let committed = gold(&evals.join("calibration/judge-calibration.json"));
     let fresh = gold(&fresh);
     assert!(

@@ -330,11 +330,17 @@ pub fn from_corpus_to_file(
     references: &Path,
     out: &Path,
     force: bool,
-) -> Result<CalibrationFile> {
+) -> Result<(CalibrationFile, bool)> {
     let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
     let file = from_corpus(suite, corpus, references, now)?;
     if out.exists() && !force {
         let previous: CalibrationFile = fsio::read_json(out)?;
+        // The same set again: the file (and its time) stay as they are, so
+        // a corpus change that touches no judged task leaves no diff.
+        let same = CalibrationFile { generated_at: previous.generated_at.clone(), ..file.clone() };
+        if same == previous {
+            return Ok((previous, false));
+        }
         let kept: HashMap<&str, &CalibrationTuple> = file.tuples.iter().map(|t| (t.id.as_str(), t)).collect();
         let lost: Vec<String> = previous
             .tuples
@@ -358,7 +364,7 @@ pub fn from_corpus_to_file(
     }
     let bytes = jsnum::to_json_bytes(&file)?;
     fsio::write_atomic(out, &bytes).with_context(|| format!("writing the calibration set {}", out.display()))?;
-    Ok(file)
+    Ok((file, true))
 }
 
 /// Ask `judge` about every comparable tuple of `file`, at most `concurrency`
