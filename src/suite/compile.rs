@@ -262,7 +262,8 @@ pub fn new_task(root: &Path, id: &str) -> Result<Vec<PathBuf>> {
     "append_content",
     "update_frontmatter",
     "move_file",
-    "delete_file"
+    "delete_file",
+    "create_folder"
   ],
   "toolCallBudget": 6,
   "maxTurns": 15,
