@@ -1243,7 +1243,7 @@ mod tests {
     use super::*;
     use crate::score::RegexBudget;
 
-    const BUDGET: RegexBudget = RegexBudget { per_pattern: std::time::Duration::from_secs(5), until: None };
+    const BUDGET: RegexBudget = RegexBudget::per_pattern(std::time::Duration::from_secs(5));
 
     fn no_fixture(path: &str) -> Result<String, String> {
         Err(format!("no fixture file {path}"))

@@ -128,7 +128,7 @@ mod tests {
     use crate::format::OneOrMany;
     use serde_json::json;
 
-    const BUDGET: RegexBudget = RegexBudget { per_pattern: std::time::Duration::from_secs(5), until: None };
+    const BUDGET: RegexBudget = RegexBudget::per_pattern(std::time::Duration::from_secs(5));
 
     fn state() -> VaultState {
         let mut s = VaultState::default();

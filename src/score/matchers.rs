@@ -44,7 +44,7 @@ pub fn contains(value: &OneOrMany, text: &str) -> bool {
 pub fn regex(value: &OneOrMany, flags: Option<&str>, text: &str, budget: RegexBudget) -> (bool, Option<String>) {
     let mut first_error = None;
     for pattern in value.as_slice() {
-        match sandbox::test(pattern, flags, text, budget.deadline()) {
+        match sandbox::test(pattern, flags, text, &budget) {
             Ok(true) => return (true, None),
             Ok(false) => {}
             Err(e) => {
@@ -133,7 +133,7 @@ mod tests {
         }
     }
 
-    const BUDGET: RegexBudget = RegexBudget { per_pattern: std::time::Duration::from_secs(5), until: None };
+    const BUDGET: RegexBudget = RegexBudget::per_pattern(std::time::Duration::from_secs(5));
 
     const CTX: JudgeContext<'static> =
         JudgeContext { user_message: "q", response_text: "The Halverston budget is 88,000 marks." };
@@ -154,7 +154,7 @@ mod tests {
         assert!(!verdict);
         assert!(error.unwrap().contains("invalid regular expression"));
         // A catastrophic pattern fails closed at its budget, naming the pattern.
-        let short = RegexBudget { per_pattern: std::time::Duration::from_millis(100), until: None };
+        let short = RegexBudget::per_pattern(std::time::Duration::from_millis(100));
         let started = std::time::Instant::now();
         let (verdict, error) = regex(&one("(a|a)*b"), None, &"a".repeat(24), short);
         assert!(!verdict && started.elapsed() < std::time::Duration::from_secs(2));

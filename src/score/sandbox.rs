@@ -21,6 +21,14 @@
 //! waited for until the deadline and abandoned after it (the caller still
 //! gets its answer in time; the thread's CPU is only reclaimed when it ends).
 //!
+//! In scoring, a pattern's budget is the worker's CPU time, where the system
+//! tells it (Linux, through `/proc`): a worker that a loaded machine leaves
+//! waiting for a core has not used its budget, so the same answer gets the
+//! same verdict on a busy machine as on an idle one. The wall-clock deadline
+//! of the run (`until`) still bounds every wait. A tool's search is timed on
+//! the clock, like the rest of the run it belongs to (`on_cpu`), and so is
+//! every pattern without `/proc` or in the in-process fallback.
+//!
 //! Every failure fails closed: a timeout, a pattern that does not compile, a
 //! worker that dies, each is an error naming the pattern, and the caller
 //! counts it as no match.
@@ -45,6 +53,11 @@ const POOL_SIZE: usize = 16;
 /// How long past its budget a worker waits for its own match before it
 /// exits; the caller has normally killed it by then.
 const WORKER_SLACK: Duration = Duration::from_secs(2);
+
+/// However starved a worker is, a wait for one match ends after this many
+/// budgets (and never past the run's deadline): the bound on a wait when the
+/// machine gives the worker no core at all.
+const STARVED_BUDGETS: u32 = 30;
 
 /// What to compute with a pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,38 +95,54 @@ enum Answer {
 pub struct RegexBudget {
     pub per_pattern: Duration,
     pub until: Option<Instant>,
+    /// Whether `per_pattern` is the worker's CPU time (scoring: a verdict
+    /// must not depend on how busy the machine is) or time on the clock (a
+    /// tool call, which the run's clock governs like the rest of the run).
+    pub on_cpu: bool,
 }
 
 impl RegexBudget {
     /// A budget of `per_pattern` for each pattern, with no overall deadline.
-    pub fn per_pattern(per_pattern: Duration) -> RegexBudget {
-        RegexBudget { per_pattern, until: None }
+    pub const fn per_pattern(per_pattern: Duration) -> RegexBudget {
+        RegexBudget { per_pattern, until: None, on_cpu: true }
     }
 
-    /// The deadline of a pattern started now.
+    /// The wall-clock deadline of a pattern started now, were its budget
+    /// wall-clock time.
     pub fn deadline(&self) -> Instant {
         let own = Instant::now() + self.per_pattern;
         self.until.map_or(own, |until| until.min(own))
     }
+
+    /// The latest a wait for a pattern started now may end, however little
+    /// CPU the worker was given: the run's deadline, or [`STARVED_BUDGETS`]
+    /// budgets; on the clock, the deadline itself.
+    fn hard_deadline(&self) -> Instant {
+        if !self.on_cpu {
+            return self.deadline();
+        }
+        let own = Instant::now() + self.per_pattern.saturating_mul(STARVED_BUDGETS);
+        self.until.map_or(own, |until| until.min(own))
+    }
 }
 
-/// `new RegExp(pattern, flags).test(text)`, given until `deadline`.
-pub fn test(pattern: &str, flags: Option<&str>, text: &str, deadline: Instant) -> Result<bool, RegexError> {
-    match run(pattern, flags, Op::Test, text, deadline)? {
+/// `new RegExp(pattern, flags).test(text)`, within `budget`.
+pub fn test(pattern: &str, flags: Option<&str>, text: &str, budget: &RegexBudget) -> Result<bool, RegexError> {
+    match run(pattern, flags, Op::Test, text, budget)? {
         Answer::Test(verdict) => Ok(verdict),
         other => Err(protocol_error(pattern, flags, &other)),
     }
 }
 
-/// The 0-based numbers of the lines of `text` the pattern matches, given
-/// until `deadline`.
+/// The 0-based numbers of the lines of `text` the pattern matches, within
+/// `budget`.
 pub fn matching_lines(
     pattern: &str,
     flags: Option<&str>,
     text: &str,
-    deadline: Instant,
+    budget: &RegexBudget,
 ) -> Result<Vec<usize>, RegexError> {
-    match run(pattern, flags, Op::Lines, text, deadline)? {
+    match run(pattern, flags, Op::Lines, text, budget)? {
         Answer::Lines(lines) => Ok(lines),
         other => Err(protocol_error(pattern, flags, &other)),
     }
@@ -132,7 +161,8 @@ pub fn use_worker_process(exe: PathBuf) {
 static WORKER_EXE: OnceLock<PathBuf> = OnceLock::new();
 static IDLE: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
 
-fn run(pattern: &str, flags: Option<&str>, op: Op, text: &str, deadline: Instant) -> Result<Answer, RegexError> {
+fn run(pattern: &str, flags: Option<&str>, op: Op, text: &str, limits: &RegexBudget) -> Result<Answer, RegexError> {
+    let deadline = limits.deadline();
     let budget = deadline.saturating_duration_since(Instant::now());
     let timed_out = || {
         RegexError(format!(
@@ -152,8 +182,9 @@ fn run(pattern: &str, flags: Option<&str>, op: Op, text: &str, deadline: Instant
         text: text.to_string(),
         budget_ms: budget.as_millis().try_into().unwrap_or(u64::MAX),
     };
+    let hard_deadline = limits.hard_deadline();
     let answer = crate::blocking::run(|| match WORKER_EXE.get() {
-        Some(exe) => in_worker(exe, &job, deadline),
+        Some(exe) => in_worker(exe, &job, Wait { budget, deadline, hard_deadline }),
         None => in_thread(job, deadline),
     });
     match answer {
@@ -189,8 +220,44 @@ fn in_thread(job: Job, deadline: Instant) -> Result<Answer, Failure> {
     }
 }
 
+/// How long to wait for a worker's answer: until it has used `budget` of
+/// CPU time, which it cannot have before `deadline` (the wall-clock one);
+/// never past `hard_deadline`. Without a reading of the worker's CPU time,
+/// until `deadline`.
+#[derive(Debug, Clone, Copy)]
+struct Wait {
+    budget: Duration,
+    deadline: Instant,
+    hard_deadline: Instant,
+}
+
+impl Wait {
+    /// When the wall-clock `deadline` has passed: how much longer to wait,
+    /// given the CPU time the worker has used on the job (`None`: unknown),
+    /// or `None` to give up now.
+    fn more(&self, used: Option<Duration>, now: Instant) -> Option<Duration> {
+        let left = self.budget.checked_sub(used?).filter(|d| !d.is_zero())?;
+        let room = self.hard_deadline.checked_duration_since(now).filter(|d| !d.is_zero())?;
+        Some(left.min(room))
+    }
+}
+
+/// The CPU time, user and system, a process has used so far: from
+/// `/proc/<pid>/stat` (in the kernel's USER_HZ ticks, 100 a second on every
+/// architecture Linux exports them for), or `None` where there is none.
+fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name, which is in brackets and may hold anything:
+    // the state is field 3; utime and stime are fields 14 and 15.
+    let rest = stat.get(stat.rfind(')')? + 1..)?;
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(Duration::from_millis(utime.saturating_add(stime).saturating_mul(10)))
+}
+
 /// One job in a pooled worker process; a worker that overruns is killed.
-fn in_worker(exe: &PathBuf, job: &Job, deadline: Instant) -> Result<Answer, Failure> {
+fn in_worker(exe: &PathBuf, job: &Job, wait: Wait) -> Result<Answer, Failure> {
     let line = serde_json::to_string(job).map_err(|e| Failure::Broken(e.to_string()))?;
     let pooled = IDLE.lock().unwrap_or_else(|p| p.into_inner()).pop();
     // One that died while idle (killed from outside) is replaced.
@@ -207,7 +274,23 @@ fn in_worker(exe: &PathBuf, job: &Job, deadline: Instant) -> Result<Answer, Fail
         },
         None => start_and_send(exe, &line)?,
     };
-    match worker.answers.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+    let pid = worker.child.id();
+    let cpu_at_start = cpu_time(pid);
+    let mut waiting = wait.deadline.saturating_duration_since(Instant::now());
+    let received = loop {
+        match worker.answers.recv_timeout(waiting) {
+            Err(RecvTimeoutError::Timeout) => {
+                // Slow, or only starved of a core? Wait while its CPU time is under budget.
+                let used = cpu_at_start.zip(cpu_time(pid)).map(|(start, now)| now.saturating_sub(start));
+                match wait.more(used, Instant::now()) {
+                    Some(more) => waiting = more,
+                    None => break Err(RecvTimeoutError::Timeout),
+                }
+            }
+            other => break other,
+        }
+    };
+    match received {
         Ok(reply) => {
             let answer = serde_json::from_str(&reply)
                 .map_err(|e| Failure::Broken(format!("unreadable answer from the regex worker: {e}")));
@@ -299,14 +382,30 @@ pub fn serve(input: impl BufRead, mut output: impl Write) -> std::io::Result<()>
         let line = line?;
         let job: Job = serde_json::from_str(&line)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("bad job: {e}")))?;
-        let budget = Duration::from_millis(job.budget_ms).saturating_add(WORKER_SLACK);
+        let own = Duration::from_millis(job.budget_ms);
+        let budget = own.saturating_add(WORKER_SLACK);
+        let started = Instant::now();
+        let hard_deadline = started + own.saturating_mul(STARVED_BUDGETS).saturating_add(WORKER_SLACK);
+        let wait = Wait { budget, deadline: started + budget, hard_deadline };
+        let me = std::process::id();
+        let cpu_at_start = cpu_time(me);
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let _ = tx.send(compute(&job));
         });
-        let answer = match rx.recv_timeout(budget) {
-            Ok(answer) => answer,
-            Err(_) => std::process::exit(3),
+        let mut waiting = budget;
+        let answer = loop {
+            match rx.recv_timeout(waiting) {
+                Ok(answer) => break answer,
+                Err(RecvTimeoutError::Timeout) => {
+                    let used = cpu_at_start.zip(cpu_time(me)).map(|(start, now)| now.saturating_sub(start));
+                    match wait.more(used, Instant::now()) {
+                        Some(more) => waiting = more,
+                        None => std::process::exit(3),
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => std::process::exit(3),
+            }
         };
         let text = serde_json::to_string(&answer)?;
         output.write_all(text.as_bytes())?;
@@ -330,8 +429,8 @@ fn compute(job: &Job) -> Answer {
 mod tests {
     use super::*;
 
-    fn soon(ms: u64) -> Instant {
-        Instant::now() + Duration::from_millis(ms)
+    fn soon(ms: u64) -> RegexBudget {
+        RegexBudget::per_pattern(Duration::from_millis(ms))
     }
 
     // These run the in-process fallback (a unit test has no worker
@@ -339,10 +438,10 @@ mod tests {
 
     #[test]
     fn answers_like_the_engine() {
-        assert_eq!(test("^b", Some("m"), "a\nb", soon(5_000)), Ok(true));
-        assert_eq!(test("^b", None, "a\nb", soon(5_000)), Ok(false));
-        assert_eq!(matching_lines("x", Some("i"), "X\ny\nax", soon(5_000)), Ok(vec![0, 2]));
-        let e = test("(", None, "", soon(5_000)).unwrap_err().0;
+        assert_eq!(test("^b", Some("m"), "a\nb", &soon(5_000)), Ok(true));
+        assert_eq!(test("^b", None, "a\nb", &soon(5_000)), Ok(false));
+        assert_eq!(matching_lines("x", Some("i"), "X\ny\nax", &soon(5_000)), Ok(vec![0, 2]));
+        let e = test("(", None, "", &soon(5_000)).unwrap_err().0;
         assert!(e.starts_with("invalid regular expression /(/"), "{e}");
     }
 
@@ -351,11 +450,48 @@ mod tests {
         // Short enough that the abandoned thread ends within a few seconds.
         let text = format!("{}!", "a".repeat(22));
         let started = Instant::now();
-        let e = test("(a+)+$", None, &text, soon(100)).unwrap_err().0;
+        let e = test("(a+)+$", None, &text, &soon(100)).unwrap_err().0;
         assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
         assert!(e.contains("/(a+)+$/") && e.contains("did not finish within"), "{e}");
-        let e = test("x", None, "x", Instant::now()).unwrap_err().0;
+        let e = test("x", None, "x", &RegexBudget::per_pattern(Duration::ZERO)).unwrap_err().0;
         assert!(e.contains("did not finish within 0 ms"), "{e}");
+    }
+
+    #[test]
+    fn a_starved_worker_is_waited_for_until_it_has_used_its_budget() {
+        let now = Instant::now();
+        let wait =
+            Wait { budget: Duration::from_millis(1000), deadline: now, hard_deadline: now + Duration::from_secs(30) };
+        // Given 300 ms of a core in its first second: 700 ms more.
+        assert_eq!(wait.more(Some(Duration::from_millis(300)), now), Some(Duration::from_millis(700)));
+        // Its budget used: slow, not starved.
+        assert_eq!(wait.more(Some(Duration::from_millis(1000)), now), None);
+        assert_eq!(wait.more(Some(Duration::from_millis(1500)), now), None);
+        // No reading of its CPU time: the wall-clock deadline stands.
+        assert_eq!(wait.more(None, now), None);
+        // Never past the hard deadline (the run's, or many budgets).
+        let late = now + Duration::from_millis(29_900);
+        assert_eq!(wait.more(Some(Duration::ZERO), late), Some(Duration::from_millis(100)));
+        assert_eq!(wait.more(Some(Duration::ZERO), now + Duration::from_secs(30)), None);
+    }
+
+    #[test]
+    fn a_process_cpu_time_is_read_where_the_system_tells_it() {
+        let me = std::process::id();
+        let Some(before) = cpu_time(me) else {
+            assert!(!std::path::Path::new("/proc/self/stat").exists(), "/proc is there but unread");
+            eprintln!("skipping: no /proc on this system");
+            return;
+        };
+        // Busy for 300 ms of wall time: at least some of it on a core.
+        let started = Instant::now();
+        let mut x = 0u64;
+        while started.elapsed() < Duration::from_millis(300) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let after = cpu_time(me).unwrap();
+        assert!(after > before, "{before:?} then {after:?}");
+        assert_eq!(cpu_time(u32::MAX), None, "no such process");
     }
 
     #[test]

@@ -39,7 +39,7 @@ impl CellEnv<'_> {
     /// that ended early).
     fn scoring_budget(&self, run_deadline: Instant) -> RegexBudget {
         let until = run_deadline.max(Instant::now()) + self.limits.timeout_grace;
-        RegexBudget { per_pattern: self.limits.regex_timeout, until: Some(until) }
+        RegexBudget { per_pattern: self.limits.regex_timeout, until: Some(until), on_cpu: true }
     }
 }
 

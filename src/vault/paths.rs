@@ -79,7 +79,7 @@ impl Vault {
     /// How long regex work of a tool may take: `regex_timeout` per pattern
     /// and file, never past the run's deadline.
     pub fn regex_budget(&self) -> RegexBudget {
-        RegexBudget { per_pattern: self.limits.regex_timeout, until: self.deadline }
+        RegexBudget { per_pattern: self.limits.regex_timeout, until: self.deadline, on_cpu: false }
     }
 
     /// A file's text, refusing folders, files over `max_read_bytes` and

@@ -202,7 +202,7 @@ impl Tool for FindFilesByContent {
             // Files that are not text are simply not searchable.
             let Ok(text) = vault.read_text(&abs, &rel) else { continue };
             let hits: Vec<usize> = if use_regex {
-                sandbox::matching_lines(query, flags, &text, vault.regex_budget().deadline())
+                sandbox::matching_lines(query, flags, &text, &vault.regex_budget())
                     .map_err(|e| format!("{e} (while searching `{rel}`)"))?
             } else {
                 let found = |line: &str| {
