@@ -14,7 +14,8 @@
 //! - units: a unit names its family, and every spelling of the family
 //!   counts, singular or plural: `min` is also `mins`, `minute` and `35m`;
 //!   `km` is also `kilometre` and `kilometer`; `kg` is also `kilo`,
-//!   `kilogram` and `kilogramme` ([`UNIT_FAMILIES`]);
+//!   `kilogram` and `kilogramme`; `g` is also `gram`; `%` is also
+//!   `per cent` ([`UNIT_FAMILIES`]);
 //! - times: `07:10`, `7.10`, `7h10`, `0710`, `7:10 am`, `7.10am`, `19:30` as
 //!   `7:30 pm` or `7.30 in the evening`, `noon`, `ten past seven`, `half
 //!   past seven`;
@@ -387,6 +388,11 @@ pub const UNIT_FAMILIES: &[&[&str]] = &[
     &["M", "NM", "nmi", "nautical mile", "sea mile", "mile"],
     &["°C", "° C", "degree", "degree Celsius", "C", "Celsius"],
     &["tally"],
+    &["g", "gram", "gramme"],
+    &["ml", "millilitre", "milliliter"],
+    &["cm", "centimetre", "centimeter"],
+    &["mm", "millimetre", "millimeter"],
+    &["%", "percent", "per cent"],
 ];
 
 /// The spellings of one unit a source names: its family's, or itself.
@@ -1280,6 +1286,18 @@ mod tests {
         }
         assert!(finds(&p("9", &["tally"]), "9 tallies") && finds(&p("9", &["tallies"]), "9 tally"));
         assert!(finds(&p("16", &["M"]), "16 nautical miles") && finds(&p("16", &["nautical mile"]), "16 M"));
+        let water = p("780", &["g"]);
+        for yes in ["780 g", "780g", "780 grams", "780 grammes", "Water: 780"] {
+            assert!(finds(&water, yes), "{yes}");
+        }
+        for no in ["780 gallons", "780 kg", "780 ml"] {
+            assert!(!finds(&water, no), "{no}");
+        }
+        let share = p("78", &["%"]);
+        for yes in ["78%", "78 %", "78 percent", "78 per cent"] {
+            assert!(finds(&share, yes), "{yes}");
+        }
+        assert!(finds(&p("40", &["mm"]), "40 millimetres") && !finds(&p("40", &["mm"]), "40 metres"));
         // A unit of no family is taken as written.
         assert!(finds(&p("3", &["packet"]), "3 packets") && !finds(&p("3", &["packet"]), "3 boxes"));
     }
