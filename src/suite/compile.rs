@@ -275,6 +275,10 @@ pub fn new_task(root: &Path, id: &str) -> Result<Vec<PathBuf>> {
         r#"# Checks of task {id}: `vaultbench suite compile` writes them into
 # tasks/{id}.json. docs/adding-a-task.md explains every rule.
 
+# Values the answer must state somewhere, in any spelling (before the first
+# [[line]]: a key after it belongs to that line):
+# states = [{{ text = "a name" }}, {{ number = 1095 }}, {{ date = "2031-02-03" }}, {{ time = "07:10" }}]
+
 # The answer line the request asks for ("Start your answer with a line
 # `Answer: <value>`"): it must give this value, in any usual spelling, and
 # no other value of its kind.
@@ -282,9 +286,6 @@ pub fn new_task(root: &Path, id: &str) -> Result<Vec<PathBuf>> {
 label = "Answer"
 text = "the right value"
 # others = ["a distractor from the notes"]   # texts that must not be on the line
-
-# Values the answer must state somewhere, in any spelling:
-# states = [{{ text = "a name" }}, {{ number = 1095 }}, {{ date = "2031-02-03" }}, {{ time = "07:10" }}]
 
 # Where only meaning can tell (house style, a refusal, "don't guess"):
 # [judge]
