@@ -233,6 +233,10 @@ enum SuiteCommand {
     Check {
         #[command(flatten)]
         dirs: SuiteDirs,
+        /// Check only the tasks whose id starts with PREFIX (their reference,
+        /// adversaries and alternative answers), as `run --task` runs them.
+        #[arg(long, value_name = "PREFIX")]
+        task: Option<String>,
     },
     /// Write every task's checks (outputMatchers and vaultAssertions) from its
     /// check source, <suite>/checks/<id>.toml. With --check, write nothing and
@@ -476,10 +480,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Run(args) => status(sweep_command::run(args.options(), &mut output::stdout(), &mut output::stderr())),
         Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut output::stdout())),
-        Command::Suite { command: SuiteCommand::Check { dirs } } => status(sweep_command::suite_check(
+        Command::Suite { command: SuiteCommand::Check { dirs, task } } => status(sweep_command::suite_check(
             &dirs.suite,
             dirs.references,
             dirs.alternatives,
+            task.as_deref(),
             &mut output::stdout(),
             &mut output::stderr(),
         )),

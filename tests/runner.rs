@@ -715,7 +715,7 @@ fn suite_check_replays_the_alternatives_and_prints_the_rates() {
     corpus(&root);
     let (code, text) = check(dir.path());
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("alternative answers (evals/alternatives): 3 in 1 tasks, 1 correct and 2 wrong"), "{text}");
+    assert!(text.contains("alternative answers (evals/alternatives): 3 in 1 task, 1 correct and 2 wrong"), "{text}");
     assert!(text.contains("  all: false negatives 0/1 (0.0%) (correct answers not solved), false positives 0/2 (0.0%) (wrong answers solved)"), "{text}");
     assert!(text.contains("  blind: false negatives 0/1 (0.0%)"), "{text}");
     assert!(!text.contains("round 1"), "one round is not split: {text}");
@@ -798,6 +798,14 @@ fn suite_check_lists_tasks_only_the_judge_separates_and_corpus_gaps() {
     let out = vaultbench(&["suite", "check", "--suite", "evals", "--alternatives", "evals/alternatives"], dir.path());
     let text = stdout(&out);
     assert!(text.contains("false negatives") && !text.contains("FAIL corpus: beta"), "{text}");
+    // One task alone: its reference, adversaries and answers, and no other's.
+    let out = vaultbench(&["suite", "check", "--suite", "evals", "--task", "bet"], dir.path());
+    let text = stdout(&out);
+    assert!(text.starts_with("checking 1 of the suite's tasks (--task bet): beta\n1 task in evals"), "{text}");
+    assert!(text.contains("FAIL corpus: beta") && !text.contains("alpha"), "{text}");
+    let out = vaultbench(&["suite", "check", "--suite", "evals", "--task", "zeta"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no task id in evals starts with `zeta`"), "{}", stderr(&out));
     write(
         &root,
         "alternatives/beta/correct-1.json",

@@ -567,7 +567,8 @@ pub async fn check(
 /// The console report: counts, the corpus rates, then a line per problem.
 pub fn render(suite: &Suite, references: &Path, report: &CheckReport) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{} tasks in {}", suite.tasks.len(), suite.root.display());
+    let n = suite.tasks.len();
+    let _ = writeln!(s, "{n} task{} in {}", if n == 1 { "" } else { "s" }, suite.root.display());
     let mut tiers = BTreeMap::new();
     let mut categories = BTreeMap::new();
     for t in &suite.tasks {
@@ -631,9 +632,10 @@ fn render_corpus(s: &mut String, c: &CorpusCheck, judged: bool) {
     };
     let _ = writeln!(
         s,
-        "alternative answers ({}): {} in {tasks} tasks, {} correct and {} wrong",
+        "alternative answers ({}): {} in {tasks} task{}, {} correct and {} wrong",
         c.dir.display(),
         c.alternatives.len(),
+        if tasks == 1 { "" } else { "s" },
         all.correct,
         all.wrong
     );

@@ -841,24 +841,26 @@ fn gather_transcripts(parts: &[(PathBuf, ResultFile)], target: &Path) -> Result<
     Ok(copied)
 }
 
-/// `vaultbench suite check`: `alternatives` defaults to `<suite>/alternatives`.
+/// `vaultbench suite check`: `alternatives` defaults to `<suite>/alternatives`;
+/// `task`, a prefix of ids, checks only those tasks.
 pub fn suite_check(
     root: &Path,
     references: Option<PathBuf>,
     alternatives: Option<PathBuf>,
+    task: Option<&str>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Status> {
     // A suite that does not load is the command's error (main says it, with
     // a hint when the folder is missing).
-    let suite = Suite::load(root)?;
+    let mut suite = Suite::load(root)?;
     for w in &suite.warnings {
         writeln!(err, "{w}")?;
     }
     let references = references.unwrap_or_else(|| root.join("references"));
     let explicit = alternatives.is_some();
     let alternatives = alternatives.unwrap_or_else(|| Corpus::default_dir(root));
-    let corpus = match Corpus::load(&alternatives, &suite) {
+    let mut corpus = match Corpus::load(&alternatives, &suite) {
         Ok(None) if explicit => {
             writeln!(err, "no alternative-answer corpus at {}", alternatives.display())?;
             return Ok(Status::Failed);
@@ -869,6 +871,20 @@ pub fn suite_check(
             return Ok(Status::Failed);
         }
     };
+    // The corpus is read against the whole suite (an answer to a task that
+    // does not exist is still an error); then only the chosen tasks remain.
+    if let Some(prefix) = task {
+        suite.tasks.retain(|t| t.id.starts_with(prefix));
+        if suite.tasks.is_empty() {
+            writeln!(err, "no task id in {} starts with `{prefix}`", root.display())?;
+            return Ok(Status::Failed);
+        }
+        if let Some(c) = corpus.as_mut() {
+            c.entries.retain(|e| suite.tasks.iter().any(|t| t.id == e.task_id));
+        }
+        let ids: Vec<&str> = suite.tasks.iter().map(|t| t.id.as_str()).collect();
+        writeln!(out, "checking {} of the suite's tasks (--task {prefix}): {}", ids.len(), ids.join(", "))?;
+    }
     let judge = judge::configured()?;
     let scratch = Arc::new(make_scratch(err)?);
     let mut report = runtime()?.block_on(check::check(&suite, &references, corpus.as_ref(), judge, 8, scratch));
