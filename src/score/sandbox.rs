@@ -243,8 +243,8 @@ impl Wait {
 }
 
 /// The CPU time, user and system, a process has used so far: from
-/// `/proc/<pid>/stat` (in the kernel's USER_HZ ticks, 100 a second on every
-/// architecture Linux exports them for), or `None` where there is none.
+/// `/proc/<pid>/stat` (in the kernel's USER_HZ ticks: 100 a second on x86
+/// and Arm, the machines vaultbench is built for), or `None` where there is none.
 fn cpu_time(pid: u32) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // After the command name, which is in brackets and may hold anything:
