@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::jsregex::{JsRegex, RegexError, shown};
+use crate::limits::deadline_after;
 
 /// The hidden subcommand that turns the executable into a worker.
 pub const WORKER_SUBCOMMAND: &str = "regex-worker";
@@ -121,7 +122,7 @@ impl RegexBudget {
         if !self.on_cpu {
             return self.deadline();
         }
-        let own = Instant::now() + self.per_pattern.saturating_mul(STARVED_BUDGETS);
+        let own = deadline_after(Instant::now(), self.per_pattern.saturating_mul(STARVED_BUDGETS));
         self.until.map_or(own, |until| until.min(own))
     }
 }
@@ -240,6 +241,26 @@ impl Wait {
         let room = self.hard_deadline.checked_duration_since(now).filter(|d| !d.is_zero())?;
         Some(left.min(room))
     }
+
+    /// An answer from `answers`, computed by process `pid` (which had used
+    /// `cpu_at_start` when the job began): waited for until `deadline`, then
+    /// for as long as [`Wait::more`] says.
+    fn recv<T>(&self, answers: &Receiver<T>, pid: u32, cpu_at_start: Option<Duration>) -> Result<T, RecvTimeoutError> {
+        let mut waiting = self.deadline.saturating_duration_since(Instant::now());
+        loop {
+            match answers.recv_timeout(waiting) {
+                Err(RecvTimeoutError::Timeout) => {
+                    // Slow, or only starved of a core? Wait while its CPU time is under budget.
+                    let used = cpu_at_start.zip(cpu_time(pid)).map(|(start, now)| now.saturating_sub(start));
+                    match self.more(used, Instant::now()) {
+                        Some(more) => waiting = more,
+                        None => return Err(RecvTimeoutError::Timeout),
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
 }
 
 /// The CPU time, user and system, a process has used so far: from
@@ -275,22 +296,7 @@ fn in_worker(exe: &PathBuf, job: &Job, wait: Wait) -> Result<Answer, Failure> {
         None => start_and_send(exe, &line)?,
     };
     let pid = worker.child.id();
-    let cpu_at_start = cpu_time(pid);
-    let mut waiting = wait.deadline.saturating_duration_since(Instant::now());
-    let received = loop {
-        match worker.answers.recv_timeout(waiting) {
-            Err(RecvTimeoutError::Timeout) => {
-                // Slow, or only starved of a core? Wait while its CPU time is under budget.
-                let used = cpu_at_start.zip(cpu_time(pid)).map(|(start, now)| now.saturating_sub(start));
-                match wait.more(used, Instant::now()) {
-                    Some(more) => waiting = more,
-                    None => break Err(RecvTimeoutError::Timeout),
-                }
-            }
-            other => break other,
-        }
-    };
-    match received {
+    match wait.recv(&worker.answers, pid, cpu_time(pid)) {
         Ok(reply) => {
             let answer = serde_json::from_str(&reply)
                 .map_err(|e| Failure::Broken(format!("unreadable answer from the regex worker: {e}")));
@@ -385,28 +391,17 @@ pub fn serve(input: impl BufRead, mut output: impl Write) -> std::io::Result<()>
         let own = Duration::from_millis(job.budget_ms);
         let budget = own.saturating_add(WORKER_SLACK);
         let started = Instant::now();
-        let hard_deadline = started + own.saturating_mul(STARVED_BUDGETS).saturating_add(WORKER_SLACK);
-        let wait = Wait { budget, deadline: started + budget, hard_deadline };
+        // (A budget read from the pipe saturates rather than overflow an Instant.)
+        let hard_deadline = deadline_after(started, own.saturating_mul(STARVED_BUDGETS).saturating_add(WORKER_SLACK));
+        let wait = Wait { budget, deadline: deadline_after(started, budget), hard_deadline };
         let me = std::process::id();
         let cpu_at_start = cpu_time(me);
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let _ = tx.send(compute(&job));
         });
-        let mut waiting = budget;
-        let answer = loop {
-            match rx.recv_timeout(waiting) {
-                Ok(answer) => break answer,
-                Err(RecvTimeoutError::Timeout) => {
-                    let used = cpu_at_start.zip(cpu_time(me)).map(|(start, now)| now.saturating_sub(start));
-                    match wait.more(used, Instant::now()) {
-                        Some(more) => waiting = more,
-                        None => std::process::exit(3),
-                    }
-                }
-                Err(RecvTimeoutError::Disconnected) => std::process::exit(3),
-            }
-        };
+        // Its budget spent (or the matching thread gone): the process ends.
+        let Ok(answer) = wait.recv(&rx, me, cpu_at_start) else { std::process::exit(3) };
         let text = serde_json::to_string(&answer)?;
         output.write_all(text.as_bytes())?;
         output.write_all(b"\n")?;
@@ -506,6 +501,8 @@ mod tests {
                 budget_ms: 1000,
             },
             Job { pattern: "(".into(), flags: None, op: Op::Test, text: String::new(), budget_ms: 1000 },
+            // A budget no Instant can hold saturates instead of overflowing.
+            Job { pattern: "c".into(), flags: None, op: Op::Test, text: "abc".into(), budget_ms: u64::MAX },
         ]
         .iter()
         .map(|j| serde_json::to_string(j).unwrap() + "\n")
@@ -517,5 +514,6 @@ mod tests {
         assert!(matches!(answers[0], Answer::Test(true)));
         assert!(matches!(&answers[1], Answer::Lines(l) if l == &[0, 2]));
         assert!(matches!(&answers[2], Answer::Invalid(e) if e.contains("invalid regular expression")));
+        assert!(matches!(answers[3], Answer::Test(true)));
     }
 }
