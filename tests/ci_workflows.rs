@@ -12,7 +12,8 @@
 //!   two models x three shards) -> merge and bless -> apply -> publish runs
 //!   exactly the commands the workflow runs, against a loopback server
 //!   replaying the reference trajectories over OpenAI's protocol (`bless`
-//!   never takes the `reference` provider itself);
+//!   never takes the `reference` provider itself), and the blessed baselines
+//!   pass the committed baselines' own check (`common::evidence`);
 //! - the docs workflow's publish step builds the site under its Pages path.
 
 mod common;
@@ -242,6 +243,10 @@ fn the_sweep_workflow_runs_shard_merge_bless_publish_as_declared() {
         let archives: Vec<_> =
             std::fs::read_dir(ws.join(format!("evals/baselines/evidence/openai-{slug}"))).unwrap().collect();
         assert_eq!(archives.len(), 1, "the evidence of the blessed run, and only it");
+        // Merged from three shards, each with its own run id, and still backed
+        // run by run by its transcripts, as a committed baseline must be.
+        assert_eq!(b["shard_run_ids"].as_array().map(Vec::len), Some(3), "{slug}");
+        assert_eq!(common::evidence::assert_backed_by_transcripts(&baseline), 10, "{slug}");
     }
     let results = std::fs::read_to_string(ws.join("site/results.html")).unwrap();
     assert!(results.contains("replay-a") && results.contains("replay:b"), "both rows on the site");

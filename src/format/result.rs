@@ -4,8 +4,9 @@
 //! re-serializes byte for byte (see `jsnum::to_json_bytes`).
 //!
 //! vaultbench's own additions (`interrupted`, `shard`, `task_filter`,
-//! `offline_judge`, a task's `content_hash`, a run's `endReason`) are optional and omitted when unset, so files without
-//! them keep that shape.
+//! `offline_judge`, `shard_run_ids`, a task's `content_hash`, a run's
+//! `endReason`) are optional and omitted when unset, so files without them
+//! keep that shape.
 
 use std::fmt;
 
@@ -58,8 +59,31 @@ pub struct ResultFile {
     /// asked of a model: a self-check of the pipeline, never a measurement.
     #[serde(default, skip_serializing_if = "is_false")]
     pub offline_judge: bool,
+    /// A result `merge` joined from the shards of one sweep: each shard's own
+    /// run id, shard 1/N first. The shards' transcripts carry these ids
+    /// ([`ResultFile::run_id_of`]); `run_id` is the earliest of them. Empty
+    /// (and absent from the file) for a result one process wrote.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shard_run_ids: Vec<RunId>,
     pub tasks: Vec<TaskResult>,
     pub aggregate: Aggregate,
+}
+
+impl ResultFile {
+    /// The run id under which `task`'s runs were recorded (the `run_id` of
+    /// their transcripts): the result's own, or for a merged result that of
+    /// the shard that ran the task. Task j of the sorted task list ran in
+    /// shard j mod N + 1, as `run --shard` deals them. `None` for a task the
+    /// result does not hold.
+    pub fn run_id_of(&self, task: &str) -> Option<&RunId> {
+        if self.shard_run_ids.is_empty() {
+            return self.tasks.iter().any(|t| t.id == task).then_some(&self.run_id);
+        }
+        let mut ids: Vec<&str> = self.tasks.iter().map(|t| t.id.as_str()).collect();
+        ids.sort_unstable();
+        let j = ids.iter().position(|id| *id == task)?;
+        self.shard_run_ids.get(j % self.shard_run_ids.len())
+    }
 }
 
 fn is_false(b: &bool) -> bool {

@@ -594,6 +594,7 @@ mod tests {
             shard: None,
             task_filter: None,
             offline_judge: false,
+            shard_run_ids: Vec::new(),
             aggregate: aggregate::aggregate(&tasks),
             tasks,
         }

@@ -223,6 +223,7 @@ fn partial_result(store: &Store, manifest: &Manifest, suite: &Path) -> Result<(R
         provider: manifest.provider.clone(),
         interrupted: true,
         offline_judge: manifest.offline_judge,
+        shard_run_ids: Vec::new(),
         shard: manifest.shard.clone(),
         task_filter: manifest.task_filter.clone(),
         aggregate: aggregate::aggregate(&tasks),

@@ -182,6 +182,7 @@ pub fn check_figures(result: &mut ResultFile) -> Vec<FieldDiff> {
         provider: String::new(),
         interrupted: false,
         offline_judge: false,
+        shard_run_ids: Vec::new(),
         shard: None,
         task_filter: None,
         tasks: derived,
@@ -362,6 +363,7 @@ pub(crate) mod tests {
             shard: None,
             task_filter: None,
             offline_judge: false,
+            shard_run_ids: Vec::new(),
             aggregate: aggregate(std::slice::from_ref(&a)),
             tasks: vec![a],
         };

@@ -253,6 +253,7 @@ impl Sweep {
             shard: m.shard.clone(),
             task_filter: m.task_filter.clone(),
             offline_judge: m.offline_judge,
+            shard_run_ids: Vec::new(),
             aggregate: aggregate::aggregate(&tasks),
             tasks,
         }

@@ -241,6 +241,13 @@ pub fn merge(parts: &[(PathBuf, ResultFile)]) -> Result<ResultFile> {
         }
     }
     let run_id = parts.iter().map(|(_, r)| r.run_id.clone()).min().expect("at least one part");
+    // Each shard's run id, shard 1/N first: its transcripts carry it.
+    let mut shard_run_ids = Vec::with_capacity(count);
+    for (path, r) in parts {
+        shard_run_ids.push((shard_of(path, r)?.index, r.run_id.clone()));
+    }
+    shard_run_ids.sort();
+    let shard_run_ids = shard_run_ids.into_iter().map(|(_, id)| id).collect();
     let merged = ResultFile {
         run_id,
         git_sha: first.git_sha.clone(),
@@ -250,6 +257,7 @@ pub fn merge(parts: &[(PathBuf, ResultFile)]) -> Result<ResultFile> {
         shard: None,
         task_filter: first.task_filter.clone(),
         offline_judge: first.offline_judge,
+        shard_run_ids,
         aggregate: aggregate::aggregate(&tasks),
         tasks,
     };
@@ -343,6 +351,7 @@ mod tests {
             shard: Some(shard.into()),
             task_filter: None,
             offline_judge: false,
+            shard_run_ids: Vec::new(),
             aggregate: aggregate::aggregate(&tasks),
             tasks,
         };
@@ -355,6 +364,16 @@ mod tests {
         assert_eq!(merged.tasks.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c", "d", "e"]);
         assert_eq!((merged.shard.clone(), merged.aggregate.total_tasks), (None, 5));
         assert_eq!(merged.run_id.0, "2026-11-22T10:00:01.000Z");
+        // The transcripts of each task carry the run id of the shard that ran it.
+        let ids: Vec<&str> = merged.shard_run_ids.iter().map(|id| id.0.as_str()).collect();
+        assert_eq!(ids, ["2026-11-22T10:00:01.000Z", "2026-11-22T10:00:02.000Z"]);
+        let of = |task: &str| merged.run_id_of(task).map(|id| id.0.clone());
+        assert_eq!(of("a").as_deref(), Some("2026-11-22T10:00:01.000Z"));
+        assert_eq!(of("d").as_deref(), Some("2026-11-22T10:00:02.000Z"));
+        assert_eq!(of("e").as_deref(), Some("2026-11-22T10:00:01.000Z"));
+        assert_eq!(of("z"), None);
+        let (_, single) = part("1/2", &["a"]);
+        assert_eq!(single.run_id_of("a"), Some(&single.run_id), "a result of one process: its own id");
 
         let err = |parts: &[(PathBuf, ResultFile)]| merge(parts).unwrap_err().to_string();
         assert!(err(&[part("1/2", &["a", "c"])]).contains("missing shard 2/2"));

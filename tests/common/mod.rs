@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod evidence;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -136,6 +138,7 @@ pub fn result_file(provider: &str, model: &str, run_id: &str, git_sha: &str, tas
         shard: None,
         task_filter: None,
         offline_judge: false,
+        shard_run_ids: Vec::new(),
         aggregate: aggregate::aggregate(&tasks),
         tasks,
     }

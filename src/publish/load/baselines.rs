@@ -498,6 +498,7 @@ mod tests {
             provider: "p".into(),
             interrupted: false,
             offline_judge: false,
+            shard_run_ids: Vec::new(),
             shard: None,
             task_filter: None,
             aggregate: crate::report::aggregate::aggregate(std::slice::from_ref(&task)),
