@@ -751,7 +751,19 @@ impl Comparison {
             _ => format!(" ({noisy_aggregates} aggregate and {noisy_tasks} task drops within noise)"),
         };
         if self.has_regressions() {
-            let _ = writeln!(s, "  REGRESSIONS FOUND{noise}");
+            // What was flagged first, then what was not: "(2 aggregate ... within
+            // noise)" alone read as if the regressions themselves were noise.
+            let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+            let aggregates = self.regressed_aggregates().count();
+            let tasks = self.regressed_tasks().count();
+            let mut found = Vec::new();
+            if aggregates > 0 {
+                found.push(count(aggregates, "aggregate", "aggregates"));
+            }
+            if tasks > 0 {
+                found.push(count(tasks, "task", "tasks"));
+            }
+            let _ = writeln!(s, "  REGRESSIONS FOUND: {}{noise}", found.join(" and "));
         } else {
             let _ = writeln!(s, "  No regressions vs baseline{}.", noise);
         }
@@ -874,7 +886,7 @@ mod tests {
         let text = c.detailed();
         assert!(text.contains("solve^5    100.0% → 70.0% (-30.0pp ["), "{text}");
         assert!(text.contains("t00: REGRESSION solved 5/5 → 0/5 (p 0.0040, adjusted 0.0040)"), "{text}");
-        assert!(text.contains("REGRESSIONS FOUND"), "{text}");
+        assert!(text.contains("REGRESSIONS FOUND: 2 aggregates and 6 tasks"), "{text}");
     }
 
     #[test]
