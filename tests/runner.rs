@@ -279,6 +279,11 @@ fn shards_merge_into_the_unsharded_result() {
     let merged = report::load_result(&dir.path().join("merged.json")).unwrap();
     assert_rederives(&merged);
     assert_eq!(comparable(&merged), comparable(&whole));
+    // Each shard's run id, shard 1/2 first, whatever order the parts were given in.
+    let ids: Vec<_> = parts.iter().map(|p| report::load_result(p).unwrap()).map(|r| (r.shard, r.run_id)).collect();
+    let mut ids = ids.into_iter().map(|(s, id)| (s.unwrap(), id)).collect::<Vec<_>>();
+    ids.sort();
+    assert_eq!(merged.shard_run_ids, ids.into_iter().map(|(_, id)| id).collect::<Vec<_>>());
 
     // Overlapping or incomplete parts are refused with the reason.
     let out = vaultbench(&["merge", &part_args[0]], dir.path());

@@ -209,7 +209,7 @@ pub fn json_files(dir: &Path) -> Vec<PathBuf> {
 /// A result as JSON without what legitimately differs between two sweeps of
 /// the same runs: ids, commit, durations, transcript paths, shard marks.
 pub fn comparable_json(mut v: serde_json::Value) -> serde_json::Value {
-    for key in ["run_id", "shard", "git_sha"] {
+    for key in ["run_id", "shard", "shard_run_ids", "git_sha"] {
         v.as_object_mut().unwrap().remove(key);
     }
     for t in v["tasks"].as_array_mut().unwrap() {
