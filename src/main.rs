@@ -172,6 +172,29 @@ enum Command {
         #[arg(long, value_name = "DIR", default_value = "evals")]
         suite: PathBuf,
     },
+    /// Grade a result's recorded runs by today's checks.
+    ///
+    /// A change of checks does not change what a model saw (the request, the
+    /// notes, the tools), so its runs stand and only their verdicts may move.
+    /// Each answered run is replayed from its transcript: its tool calls in
+    /// order, against a fresh copy of today's fixture through the real vault
+    /// tools, then its final answer, scored by today's task. A replay that
+    /// does not see what the run saw (a tool call answering otherwise, another
+    /// request) means the task changed beyond its checks: only a rerun can say.
+    /// Judge verdicts are kept where the judge criteria are unchanged. Lists
+    /// every verdict that flips or cannot be given; exit status 1 if any.
+    /// Writes nothing.
+    Regrade {
+        /// The result or baseline file (its transcripts: the evidence archive
+        /// of a baseline, or the folder next to a result).
+        result: PathBuf,
+        /// The suite whose checks grade it.
+        #[arg(long, value_name = "DIR", default_value = "evals")]
+        suite: PathBuf,
+        /// Print every run's outcome as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Work with the task suite.
     Suite {
         #[command(subcommand)]
@@ -356,6 +379,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     (&["compare"], "vaultbench compare evals/baselines/gemini-gemini-2.5-flash.json --alpha 0.01"),
     (&["bless"], "vaultbench bless evals/results/2026-06-01T10-00-00-000Z.json"),
     (&["rescore"], "vaultbench rescore evals/baselines/gemini-gemini-2.5-flash.json --judge --repeat 3"),
+    (&["regrade"], "vaultbench regrade evals/baselines/openai-smollm2-135m-instruct.json"),
     (&["suite"], "vaultbench suite check"),
     (&["suite", "check"], "vaultbench suite check --suite evals"),
     (&["calibrate"], "vaultbench calibrate report"),
@@ -477,6 +501,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bless { result, dirs, force } => cmd_bless(result, &dirs, force),
         Command::Rescore { result, json, write, judge, suite, repeat } => {
             cmd_rescore(&result, json, write.as_deref(), judge.then_some(suite.as_path()), repeat)
+        }
+        Command::Regrade { result, suite, json } => {
+            let stands = vaultbench::sweep::regrade::command(&result, &suite, json, &mut output::stdout())?;
+            Ok(if stands { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Run(args) => status(sweep_command::run(args.options(), &mut output::stdout(), &mut output::stderr())),
         Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut output::stdout())),

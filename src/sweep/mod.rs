@@ -15,6 +15,7 @@ pub mod comparison;
 pub mod dry_run;
 pub mod judge;
 pub mod progress;
+pub mod regrade;
 pub mod scratch;
 pub mod shard;
 pub mod signal;

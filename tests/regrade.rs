@@ -1,0 +1,174 @@
+//! `vaultbench regrade`: a result's recorded runs graded by today's checks,
+//! each answered run replayed from its transcript against today's fixture.
+//!
+//! On a copy of our suite: a reference sweep's 60 runs (reads, searches,
+//! writes, moves, deletes, frontmatter edits) all replay to the results they
+//! recorded and keep their verdicts; a changed check flips exactly its task's
+//! run and says why in words; changed judge criteria leave the run to the
+//! judge; a changed fixture note makes its task's run one only a rerun can
+//! grade; broken, cut and missing transcripts are
+//! reported per run, never a crash.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use common::*;
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Our suite's tasks, fixtures, check sources and references, in a temporary folder.
+fn suite_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let evals = Path::new(env!("CARGO_MANIFEST_DIR")).join("evals");
+    for part in ["tasks", "fixtures", "checks", "references"] {
+        copy_tree(&evals.join(part), &dir.path().join("evals").join(part));
+    }
+    dir
+}
+
+fn regrade(dir: &Path, result: &Path) -> (Option<i32>, Value, String) {
+    let out = vaultbench(&["regrade", &result.to_string_lossy(), "--json"], dir);
+    let json = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    (out.status.code(), json, stderr(&out))
+}
+
+fn outcome<'a>(report: &'a Value, task: &str) -> &'a Value {
+    report["runs"].as_array().unwrap().iter().find(|r| r["task"] == task).unwrap_or_else(|| panic!("{task}"))
+}
+
+fn edit_json(path: &Path, edit: impl FnOnce(&mut Value)) {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture_asks_for_a_rerun() {
+    let dir = suite_copy();
+    let root = dir.path();
+    let out = vaultbench(
+        &["run", "--provider", "reference", "--suite", "evals", "--results", "results", "--repeat", "1"],
+        root,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: PathBuf = std::fs::read_dir(root.join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let tasks = std::fs::read_dir(root.join("evals/tasks")).unwrap().count();
+
+    // Today's checks are the run's: every run replays to what it recorded.
+    let (code, report, err) = regrade(root, &result);
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), tasks);
+    for r in runs {
+        assert_eq!((&r["outcome"], &r["solved"]), (&json!("same"), &json!(true)), "{r}");
+    }
+    assert_eq!(code, Some(0), "{err}");
+
+    // A check changes: that task's run flips, with the failing check in words.
+    edit_json(&root.join("evals/tasks/ferry-read-toll.json"), |t| {
+        t["outputMatchers"].as_array_mut().unwrap().push(json!({"type": "contains", "value": "Toll: 11"}));
+    });
+    // A note of another task's fixture changes: its run read other text.
+    let step = {
+        let r: Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join("evals/references/ferry-depth-not-recorded.json")).unwrap(),
+        )
+        .unwrap();
+        r["steps"].as_array().unwrap().iter().find(|s| s["tool"] == "read_file").unwrap()["args"]["path"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let fixture = {
+        let t: Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join("evals/tasks/ferry-depth-not-recorded.json")).unwrap(),
+        )
+        .unwrap();
+        t["fixture"].as_str().unwrap().to_string()
+    };
+    let note = root.join("evals/fixtures").join(fixture).join(step.strip_prefix("eval-scratch/").unwrap());
+    let mut text = std::fs::read_to_string(&note).unwrap();
+    text.push_str("\nA line written after the sweep.\n");
+    std::fs::write(&note, text).unwrap();
+
+    // A judge's criteria change: the literal checks still hold, and the
+    // verdict the run was judged to no longer answers today's question.
+    edit_json(&root.join("evals/tasks/kellmoor-student-photometric-hours.json"), |t| {
+        for m in t["outputMatchers"].as_array_mut().unwrap() {
+            if m["type"] == "judge" {
+                m["criteria"] = json!(format!("{} Answer NO if it gives no date.", m["criteria"].as_str().unwrap()));
+            }
+        }
+    });
+
+    let (code, report, _) = regrade(root, &result);
+    assert_eq!(code, Some(1));
+    assert_eq!(outcome(&report, "kellmoor-student-photometric-hours")["outcome"], "needs_judge");
+    let toll = outcome(&report, "ferry-read-toll");
+    assert_eq!((&toll["outcome"], &toll["solved"]), (&json!("flipped"), &json!(false)), "{toll}");
+    assert!(toll["why"].as_str().unwrap().contains("Toll: 11"), "{toll}");
+    let fuel = outcome(&report, "ferry-depth-not-recorded");
+    assert_eq!(fuel["outcome"], "changed", "{fuel}");
+    assert!(fuel["reason"].as_str().unwrap().contains("gives another result today"), "{fuel}");
+    let others = report["runs"].as_array().unwrap().iter().filter(|r| r["outcome"] == "same").count();
+    assert_eq!(others, tasks - 3, "every other run still stands");
+
+    // Broken evidence is reported run by run.
+    let transcripts = root.join("results").join(result.file_stem().unwrap());
+    let garbled = transcripts.join("ferry-list-dockside-1.json");
+    let bytes = std::fs::read(&garbled).unwrap();
+    std::fs::write(&garbled, &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::remove_file(transcripts.join("radio-find-producer-1.json")).unwrap();
+    let cut = transcripts.join("ferry-write-fog-notice-1.json");
+    edit_json(&cut, |t| {
+        for e in t["events"].as_array_mut().unwrap() {
+            if e["type"] == "tool_call" && e["name"] == "write_file" {
+                e["arguments"] = json!("{\"path\": \"eval-scratch/fog.md\", \"content\": \"Fog… (9000 bytes in all)");
+            }
+        }
+    });
+    let (code, report, _) = regrade(root, &result);
+    assert_eq!(code, Some(1));
+    let reason = |task: &str| {
+        let r = outcome(&report, task);
+        assert_eq!(r["outcome"], "unreplayable", "{r}");
+        r["reason"].as_str().unwrap().to_string()
+    };
+    assert!(reason("ferry-list-dockside").contains("not JSON"));
+    assert!(reason("radio-find-producer").contains("missing"));
+    assert!(reason("ferry-write-fog-notice").contains("cut in the transcript"));
+
+    // The words a person reads.
+    let out = vaultbench(&["regrade", &result.to_string_lossy()], root);
+    let text = stdout(&out);
+    assert!(text.contains("FLIPPED ferry-read-toll#1: solved → unsolved: "), "{text}");
+    assert!(text.contains("RERUN   ferry-depth-not-recorded#1: the task changed beyond its checks"), "{text}");
+    assert!(text.contains("Some recorded verdicts do not stand under today's checks"), "{text}");
+}
+
+#[test]
+fn a_result_without_transcripts_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("lone.json");
+    write_result(&result, &sample_result("openai", "m", &[("a", &[true])]));
+    let out = vaultbench(&["regrade", &result.to_string_lossy(), "--suite", "."], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stderr(&out).contains("no transcripts for"), "{}", stderr(&out));
+}
