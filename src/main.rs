@@ -178,12 +178,14 @@ enum Command {
     /// notes, the tools), so its runs stand and only their verdicts may move.
     /// Each answered run is replayed from its transcript: its tool calls in
     /// order, against a fresh copy of today's fixture through the real vault
-    /// tools, then its final answer, scored by today's task. A replay that
-    /// does not see what the run saw (a tool call answering otherwise, another
-    /// request) means the task changed beyond its checks: only a rerun can say.
-    /// Judge verdicts are kept where the judge criteria are unchanged. Lists
-    /// every verdict that flips or cannot be given; exit status 1 if any.
-    /// Writes nothing.
+    /// tools, then its final answer, scored by today's task file. Each run is
+    /// unchanged, FLIPPED (with what now fails), NEEDS RERUN (the replay did
+    /// not see what the run saw: another prompt, request, tools or tool
+    /// result; or a limit rose above where it stopped the run), NEEDS JUDGE
+    /// (today's judge criteria are not the ones on record) or UNREADABLE (its
+    /// transcript cannot stand for it). Ends with solve^k recorded and today
+    /// when every run has a verdict. Writes nothing; exit status 1 if any
+    /// verdict flips or has none.
     Regrade {
         /// The result or baseline file (its transcripts: the evidence archive
         /// of a baseline, or the folder next to a result).

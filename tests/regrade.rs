@@ -71,6 +71,7 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
         .find(|p| p.extension().is_some_and(|e| e == "json"))
         .unwrap();
     let tasks = std::fs::read_dir(root.join("evals/tasks")).unwrap().count();
+    let text = |root: &Path| stdout(&vaultbench(&["regrade", &result.to_string_lossy()], root));
 
     // Today's checks are the run's: every run replays to what it recorded.
     let (code, report, err) = regrade(root, &result);
@@ -80,10 +81,32 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
         assert_eq!((&r["outcome"], &r["solved"]), (&json!("same"), &json!(true)), "{r}");
     }
     assert_eq!(code, Some(0), "{err}");
+    assert_eq!(report["figures"]["today"], json!([100.0, 100.0]));
 
-    // A check changes: that task's run flips, with the failing check in words.
+    // A check changes: that task's run flips, with the failing check in
+    // words, and the figures move with it.
     edit_json(&root.join("evals/tasks/ferry-read-toll.json"), |t| {
         t["outputMatchers"].as_array_mut().unwrap().push(json!({"type": "contains", "value": "Toll: 11"}));
+    });
+    let (code, report, _) = regrade(root, &result);
+    assert_eq!(code, Some(1));
+    let toll = outcome(&report, "ferry-read-toll");
+    assert_eq!((&toll["outcome"], &toll["solved"]), (&json!("flipped"), &json!(false)), "{toll}");
+    assert!(toll["why"].as_str().unwrap().contains("Toll: 11"), "{toll}");
+    let moved = text(root);
+    assert!(moved.contains("FLIPPED      ferry-read-toll#1: solved → unsolved: "), "{moved}");
+    let one_less = 100.0 * (tasks - 1) as f64 / tasks as f64;
+    assert!(moved.contains(&format!("solve^1 100.0% → {one_less:.1}%")), "{moved}");
+    assert!(moved.ends_with("1 verdict flips under today's checks.\n"), "{moved}");
+
+    // A judge's criteria change: the literal checks still hold, and the
+    // verdict the run was judged to no longer answers today's question.
+    edit_json(&root.join("evals/tasks/kellmoor-student-photometric-hours.json"), |t| {
+        for m in t["outputMatchers"].as_array_mut().unwrap() {
+            if m["type"] == "judge" {
+                m["criteria"] = json!(format!("{} Answer NO if it gives no date.", m["criteria"].as_str().unwrap()));
+            }
+        }
     });
     // A note of another task's fixture changes: its run read other text.
     let step = {
@@ -104,31 +127,50 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
         t["fixture"].as_str().unwrap().to_string()
     };
     let note = root.join("evals/fixtures").join(fixture).join(step.strip_prefix("eval-scratch/").unwrap());
-    let mut text = std::fs::read_to_string(&note).unwrap();
-    text.push_str("\nA line written after the sweep.\n");
-    std::fs::write(&note, text).unwrap();
-
-    // A judge's criteria change: the literal checks still hold, and the
-    // verdict the run was judged to no longer answers today's question.
-    edit_json(&root.join("evals/tasks/kellmoor-student-photometric-hours.json"), |t| {
-        for m in t["outputMatchers"].as_array_mut().unwrap() {
-            if m["type"] == "judge" {
-                m["criteria"] = json!(format!("{} Answer NO if it gives no date.", m["criteria"].as_str().unwrap()));
-            }
-        }
-    });
+    let mut text_of_note = std::fs::read_to_string(&note).unwrap();
+    text_of_note.push_str("\nA line written after the sweep.\n");
+    std::fs::write(&note, text_of_note).unwrap();
+    // A limit falls below what a run used: it would have been cut.
+    edit_json(&root.join("evals/tasks/ferry-see-also-cycle.json"), |t| t["maxTurns"] = json!(1));
 
     let (code, report, _) = regrade(root, &result);
     assert_eq!(code, Some(1));
     assert_eq!(outcome(&report, "kellmoor-student-photometric-hours")["outcome"], "needs_judge");
-    let toll = outcome(&report, "ferry-read-toll");
-    assert_eq!((&toll["outcome"], &toll["solved"]), (&json!("flipped"), &json!(false)), "{toll}");
-    assert!(toll["why"].as_str().unwrap().contains("Toll: 11"), "{toll}");
     let fuel = outcome(&report, "ferry-depth-not-recorded");
-    assert_eq!(fuel["outcome"], "changed", "{fuel}");
+    assert_eq!(fuel["outcome"], "needs_rerun", "{fuel}");
     assert!(fuel["reason"].as_str().unwrap().contains("gives another result today"), "{fuel}");
+    let cut = outcome(&report, "ferry-see-also-cycle");
+    assert_eq!(cut["outcome"], "flipped", "{cut}");
+    assert!(cut["why"].as_str().unwrap().contains("maxTurns is now 1"), "{cut}");
     let others = report["runs"].as_array().unwrap().iter().filter(|r| r["outcome"] == "same").count();
-    assert_eq!(others, tasks - 3, "every other run still stands");
+    assert_eq!(others, tasks - 4, "every other run still stands");
+    assert_eq!(report["figures"], Value::Null, "no figures while some runs have no verdict");
+    let moved = text(root);
+    assert!(
+        moved.contains("NEEDS RERUN  ferry-depth-not-recorded#1: the replay cannot stand for the run: call "),
+        "{moved}"
+    );
+    assert!(moved.contains("(read_file) gives another result today than in the run"), "{moved}");
+    // The task files edited by hand above no longer hold what their sources compile to.
+    assert!(moved.contains("warning: the check source of ferry-read-toll is not what its task file holds"), "{moved}");
+    assert!(
+        moved.contains("NEEDS JUDGE  kellmoor-student-photometric-hours#1: the literal checks hold; its judge"),
+        "{moved}"
+    );
+    assert!(
+        moved.ends_with("2 verdicts flip under today's checks; 2 runs have no verdict without a rerun or the judge.\n"),
+        "{moved}"
+    );
+
+    // A check source edited and not compiled: the same warning.
+    let source = root.join("evals/checks/radio-count-presenters.toml");
+    let edited = std::fs::read_to_string(&source).unwrap().replacen("number = ", "number = 1", 1);
+    std::fs::write(&source, edited).unwrap();
+    let warned = text(root);
+    assert!(
+        warned.contains("warning: the check source of radio-count-presenters is not what its task file holds"),
+        "{warned}"
+    );
 
     // Broken evidence is reported run by run.
     let transcripts = root.join("results").join(result.file_stem().unwrap());
@@ -136,11 +178,19 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
     let bytes = std::fs::read(&garbled).unwrap();
     std::fs::write(&garbled, &bytes[..bytes.len() / 2]).unwrap();
     std::fs::remove_file(transcripts.join("radio-find-producer-1.json")).unwrap();
-    let cut = transcripts.join("ferry-write-fog-notice-1.json");
-    edit_json(&cut, |t| {
+    edit_json(&transcripts.join("ferry-write-fog-notice-1.json"), |t| {
         for e in t["events"].as_array_mut().unwrap() {
             if e["type"] == "tool_call" && e["name"] == "write_file" {
                 e["arguments"] = json!("{\"path\": \"eval-scratch/fog.md\", \"content\": \"Fog… (9000 bytes in all)");
+            }
+        }
+    });
+    std::fs::copy(transcripts.join("hive-move-retired-1.json"), transcripts.join("hive-find-swarm-once-1.json"))
+        .unwrap();
+    edit_json(&result, |r| {
+        for t in r["tasks"].as_array_mut().unwrap() {
+            if t["id"] == "seedlib-find-drawer" {
+                t["runs"][0]["response_text"] = json!("Drawer: C-41");
             }
         }
     });
@@ -148,19 +198,68 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
     assert_eq!(code, Some(1));
     let reason = |task: &str| {
         let r = outcome(&report, task);
-        assert_eq!(r["outcome"], "unreplayable", "{r}");
+        assert_eq!(r["outcome"], "unreadable", "{r}");
         r["reason"].as_str().unwrap().to_string()
     };
     assert!(reason("ferry-list-dockside").contains("not JSON"));
     assert!(reason("radio-find-producer").contains("missing"));
     assert!(reason("ferry-write-fog-notice").contains("cut in the transcript"));
+    assert!(reason("hive-find-swarm-once").contains("of another run (task hive-move-retired, run 1"));
+    assert!(reason("seedlib-find-drawer").contains("final answer is not the result's response text"));
+}
 
-    // The words a person reads.
-    let out = vaultbench(&["regrade", &result.to_string_lossy()], root);
-    let text = stdout(&out);
-    assert!(text.contains("FLIPPED ferry-read-toll#1: solved → unsolved: "), "{text}");
-    assert!(text.contains("RERUN   ferry-depth-not-recorded#1: the task changed beyond its checks"), "{text}");
-    assert!(text.contains("Some recorded verdicts do not stand under today's checks"), "{text}");
+/// Our committed baseline answered nothing, so no check can move it; but
+/// limits raised since it ran let its runs go further, and only a rerun
+/// can say how far.
+#[test]
+fn runs_cut_by_limits_that_rose_since_need_a_rerun() {
+    let dir = suite_copy();
+    let root = dir.path();
+    let evals = Path::new(env!("CARGO_MANIFEST_DIR")).join("evals");
+    copy_tree(&evals.join("baselines"), &root.join("evals/baselines"));
+    let baseline = std::fs::read_dir(root.join("evals/baselines"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&baseline).unwrap()).unwrap();
+    let answered = recorded["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["runs"].as_array().unwrap())
+        .filter(|r| r["passed"] == true)
+        .count();
+    if answered > 0 {
+        eprintln!("skipping: the committed baseline has answered runs; this test is about one that has none");
+        return;
+    }
+    let out = vaultbench(&["regrade", &baseline.to_string_lossy()], root);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("no run answered, so no check change can move them"), "{}", stdout(&out));
+
+    // Every limit raised: the runs that stopped at one now need a rerun.
+    let mut cut = 0;
+    for t in recorded["tasks"].as_array().unwrap() {
+        let id = t["id"].as_str().unwrap();
+        cut += t["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["timedOut"] == true || r["endReason"] == "turn_limit")
+            .count();
+        edit_json(&root.join(format!("evals/tasks/{id}.json")), |task| {
+            task["maxTurns"] = json!(task["maxTurns"].as_u64().unwrap_or(10) * 3);
+            task["timeoutMs"] = json!(task["timeoutMs"].as_u64().unwrap_or(120_000) * 3);
+        });
+    }
+    assert!(cut > 0);
+    let (code, report, _) = regrade(root, &baseline);
+    assert_eq!(code, Some(1));
+    let rerun = report["runs"].as_array().unwrap().iter().filter(|r| r["outcome"] == "needs_rerun").count();
+    assert_eq!(rerun, cut, "every run a limit stopped");
+    let one = report["runs"].as_array().unwrap().iter().find(|r| r["outcome"] == "needs_rerun").unwrap();
+    assert!(one["reason"].as_str().unwrap().contains(" is now "), "{one}");
 }
 
 #[test]

@@ -147,6 +147,11 @@ fn differences(file: &Path, task: &Task, compiled: &Compiled) -> Vec<String> {
     out
 }
 
+/// Whether `task`'s file holds the checks its source compiles to.
+pub fn agrees(task: &Task, compiled: &Compiled) -> bool {
+    differences(Path::new(""), task, compiled).is_empty()
+}
+
 /// Compile every source of the suite at `root` into its task file (or, with
 /// `check`, only compare). Every source problem is an error naming its file
 /// and field; so is a task without a source or a source without a task.

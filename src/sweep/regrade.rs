@@ -33,7 +33,7 @@ use super::scratch::Scratch;
 use crate::agent::transcript::Event;
 use crate::checks::explain::Explainer;
 use crate::format::reference::{Reference, ReferenceStep};
-use crate::format::result::{MatcherDetail, ResultFile, RunRecord};
+use crate::format::result::{EndReason, MatcherDetail, ResultFile, RunRecord};
 use crate::format::task::Task;
 use crate::limits::Limits;
 use crate::pricing::Pricing;
@@ -46,22 +46,45 @@ use crate::vault::Toolbox;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Outcome {
-    /// The run gave no answer (time, turn limit, context, harness error):
-    /// no check can solve it, so no change of checks changes it.
+    /// The run gave no answer (time, turn limit, context, harness error)
+    /// under limits today's task keeps: no check can solve it.
     NotAnswered,
     /// Today's checks give the recorded verdict.
     Same { solved: bool },
-    /// Today's checks give the other verdict; `why` is what fails, in
-    /// words, when it is now unsolved.
-    Flipped { solved: bool, why: String },
-    /// The literal checks hold, and today's judge criteria are not the ones
-    /// the run was judged by: only the judge can say.
-    NeedsJudge,
-    /// The replay did not see what the run saw: the task changed beyond its
-    /// checks, and only a rerun can say.
-    Changed { reason: String },
+    /// Today's task gives the other verdict; `why` is what fails, in words,
+    /// when it is now unsolved.
+    Flipped {
+        solved: bool,
+        #[serde(skip_serializing_if = "String::is_empty")]
+        why: String,
+    },
+    /// The literal checks hold and the judge's verdict is not on record for
+    /// today's criteria: only the judge can say.
+    NeedsJudge { reason: String },
+    /// The replay did not see what the run saw (the task changed beyond its
+    /// checks, or its limits now let the run go further): only a rerun can say.
+    NeedsRerun { reason: String },
     /// The run's transcript cannot be replayed.
-    Unreplayable { reason: String },
+    Unreadable { reason: String },
+}
+
+impl Outcome {
+    /// The word the console report puts before a run.
+    fn label(&self) -> &'static str {
+        match self {
+            Outcome::NotAnswered => "NOT ANSWERED",
+            Outcome::Same { .. } => "SAME",
+            Outcome::Flipped { .. } => "FLIPPED",
+            Outcome::NeedsJudge { .. } => "NEEDS JUDGE",
+            Outcome::NeedsRerun { .. } => "NEEDS RERUN",
+            Outcome::Unreadable { .. } => "UNREADABLE",
+        }
+    }
+
+    /// Today's checks give no verdict for the run.
+    fn undetermined(&self) -> bool {
+        matches!(self, Outcome::NeedsJudge { .. } | Outcome::NeedsRerun { .. } | Outcome::Unreadable { .. })
+    }
 }
 
 /// One run and its outcome.
@@ -73,14 +96,38 @@ pub struct RunRegrade {
     pub recorded_solved: bool,
     #[serde(flatten)]
     pub outcome: Outcome,
+    /// (passed, solved) under today's task, where known.
+    #[serde(skip)]
+    now: Option<(bool, bool)>,
+}
+
+/// A result's figures, recorded and under today's checks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figures {
+    pub k: u32,
+    pub recorded: (f64, f64),
+    /// `(solve_k_rate, mean_solve_rate)`.
+    pub today: (f64, f64),
 }
 
 /// Every run of a result, regraded.
 #[derive(Debug, Clone, Serialize)]
 pub struct Regrade {
+    pub result: String,
+    pub provider: String,
+    pub model: String,
+    pub run_id: String,
     pub runs: Vec<RunRegrade>,
-    /// Tasks of the result that the suite no longer has.
-    pub not_in_suite: Vec<String>,
+    /// Tasks of the result that the suite no longer has, with their runs.
+    pub not_in_suite: Vec<(String, usize)>,
+    /// Tasks of the suite that the result does not hold (new, or renamed).
+    pub not_in_result: Vec<String>,
+    /// Tasks whose check source is not what their task file holds: regrade
+    /// grades by the task file (`suite compile` writes it).
+    pub uncompiled: Vec<String>,
+    /// solve^k and the mean solve rate, recorded and today, when every run
+    /// has a verdict today.
+    pub figures: Option<Figures>,
 }
 
 impl Regrade {
@@ -90,9 +137,7 @@ impl Regrade {
 
     /// Runs whose verdict today's checks cannot give without a rerun or the judge.
     pub fn undetermined(&self) -> impl Iterator<Item = &RunRegrade> {
-        self.runs.iter().filter(|r| {
-            matches!(r.outcome, Outcome::NeedsJudge | Outcome::Changed { .. } | Outcome::Unreplayable { .. })
-        })
+        self.runs.iter().filter(|r| r.outcome.undetermined())
     }
 
     /// Every recorded verdict stands under today's checks.
@@ -103,16 +148,19 @@ impl Regrade {
 
 /// The transcripts of `result`, read from `path`'s evidence: the archive a
 /// baseline names, or the folder of transcripts next to a result file.
-/// Missing ones are left out (the run is then reported as unreplayable).
-pub fn transcripts(path: &Path, result: &ResultFile) -> Result<BTreeMap<String, Vec<u8>>> {
-    if let Some(archive) = evidence::archive_path(path, &result.run_id.0).filter(|a| a.is_file()) {
-        return evidence::read(&archive);
+/// Missing ones are left out (those runs are then unreadable); an archive
+/// that cannot be read gives its error, which becomes every run's reason.
+pub fn transcripts(path: &Path, result: &ResultFile) -> Result<Result<BTreeMap<String, Vec<u8>>, String>> {
+    let archive = evidence::archive_path(path, &result.run_id.0);
+    if let Some(archive) = archive.as_ref().filter(|a| a.is_file()) {
+        return Ok(evidence::read(archive).map_err(|e| format!("its evidence archive cannot be read: {e:#}")));
     }
     let dir = evidence::transcripts_dir(path);
     if !dir.is_dir() {
         bail!(
-            "no transcripts for {}: neither an evidence archive nor the folder {} (regrade replays the runs' recorded tool calls)",
+            "no transcripts for {}: neither its evidence archive {} nor the folder {} (regrade replays the runs' recorded tool calls)",
             path.display(),
+            archive.map_or_else(|| "(none: the run id names no file)".into(), |a| a.display().to_string()),
             dir.display()
         );
     }
@@ -125,38 +173,52 @@ pub fn transcripts(path: &Path, result: &ResultFile) -> Result<BTreeMap<String, 
             out.insert(name, crate::fsio::read_capped(&file, cap)?);
         }
     }
-    Ok(out)
+    Ok(Ok(out))
 }
 
-/// What the transcript of a run says the model did: its tool calls with
-/// their recorded results, and the request it was given.
+/// What the transcript of a run says: whose run it is, what the model was
+/// given, its tool calls with their recorded results, and its final answer.
 struct Recorded {
+    task_id: Option<String>,
+    run: Option<u64>,
+    run_id: Option<String>,
     system_prompt: Option<String>,
     tools: Option<Value>,
     user_message: Option<String>,
     /// (name, arguments, success, result) in call order.
     calls: Vec<(String, Value, bool, Value)>,
+    /// The text of the last model reply without tool calls.
+    answer: Option<String>,
 }
 
 fn recorded(bytes: &[u8]) -> Result<Recorded, String> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("the transcript is not JSON: {e}"))?;
     let events = value.get("events").and_then(Value::as_array).ok_or("the transcript has no `events` list")?;
+    let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
     let mut out = Recorded {
-        system_prompt: value.get("system_prompt").and_then(Value::as_str).map(str::to_string),
+        task_id: text("task_id"),
+        run: value.get("run").and_then(Value::as_u64),
+        run_id: text("run_id"),
+        system_prompt: text("system_prompt"),
         tools: value.get("tools").cloned(),
         user_message: None,
         calls: Vec::new(),
+        answer: None,
     };
     for (i, e) in events.iter().enumerate() {
         let kind = e.get("type").and_then(Value::as_str);
-        // A call whose arguments the model garbled got an error, not a
-        // result of its (recorded) arguments: no replay gives that back.
-        if kind == Some("model_call")
-            && let Some(calls) = e.get("tool_calls").and_then(Value::as_array)
-            && let Some(bad) = calls.iter().find(|c| c.get("malformed").is_some_and(|m| !m.is_null()))
-        {
-            let name = bad.get("name").and_then(Value::as_str).unwrap_or("?");
-            return Err(format!("events[{i}]: the model's arguments to {name} were malformed"));
+        if kind == Some("model_call") {
+            let calls = e.get("tool_calls").and_then(Value::as_array);
+            // A call whose arguments the model garbled got an error, not a
+            // result of its (recorded) arguments: no replay gives that back.
+            if let Some(bad) = calls.and_then(|c| c.iter().find(|c| c.get("malformed").is_some_and(|m| !m.is_null()))) {
+                let name = bad.get("name").and_then(Value::as_str).unwrap_or("?");
+                return Err(format!("events[{i}]: the model's arguments to {name} were malformed"));
+            }
+            if calls.is_none_or(Vec::is_empty) {
+                out.answer = e.get("text").and_then(Value::as_str).map(str::to_string);
+            }
+            continue;
         }
         let event: Event = match kind {
             Some("user_message" | "tool_call") => {
@@ -175,12 +237,74 @@ fn recorded(bytes: &[u8]) -> Result<Recorded, String> {
     Ok(out)
 }
 
-/// Replay one answered run against today's `task`.
-async fn replay(env: &CellEnv<'_>, task: &Task, record: &RunRecord, bytes: &[u8], explain: &Explainer) -> Outcome {
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Today's limits against what the run used: `Err` is the outcome when
+/// they decide it (a run cut by a limit today's task raised needs a rerun;
+/// an answer today's task would have cut is unsolved), `Ok` when the run
+/// stands to be graded.
+fn limits(task: &Task, record: &RunRecord) -> Result<(), (Outcome, Option<(bool, bool)>)> {
+    let m = &record.metrics;
+    if !record.passed {
+        let rerun = |reason: String| Err((Outcome::NeedsRerun { reason }, None));
+        if record.timed_out == Some(true) && task.timeout_ms > m.duration_ms {
+            return rerun(format!("it timed out after {} ms; timeoutMs is now {}", m.duration_ms, task.timeout_ms));
+        }
+        if record.end_reason == Some(EndReason::TurnLimit) && task.max_turns > m.turns {
+            return rerun(format!(
+                "it stopped at {}; maxTurns is now {}",
+                plural(m.turns as usize, "model call", "model calls"),
+                task.max_turns
+            ));
+        }
+        return Err((Outcome::NotAnswered, Some((false, false))));
+    }
+    let cut = if m.turns > task.max_turns {
+        Some(format!("it answered after {} model calls; maxTurns is now {}", m.turns, task.max_turns))
+    } else if m.duration_ms > task.timeout_ms {
+        Some(format!("it answered after {} ms; timeoutMs is now {}", m.duration_ms, task.timeout_ms))
+    } else {
+        None
+    };
+    match cut {
+        Some(why) if record.solved => Err((Outcome::Flipped { solved: false, why }, Some((false, false)))),
+        Some(_) => Err((Outcome::Same { solved: false }, Some((false, false)))),
+        None => Ok(()),
+    }
+}
+
+/// Replay one answered run against today's `task`; its outcome and today's
+/// (passed, solved) where known.
+async fn replay(
+    env: &CellEnv<'_>,
+    task: &Task,
+    record: &RunRecord,
+    whose: (&str, usize, &str),
+    bytes: &[u8],
+    explain: &Explainer,
+) -> (Outcome, Option<(bool, bool)>) {
+    let unreadable = |reason: String| (Outcome::Unreadable { reason }, None);
+    let rerun = |reason: String| (Outcome::NeedsRerun { reason }, None);
     let recorded = match recorded(bytes) {
         Ok(r) => r,
-        Err(reason) => return Outcome::Unreplayable { reason },
+        Err(reason) => return unreadable(reason),
     };
+    let (task_id, n, run_id) = whose;
+    if (recorded.task_id.as_deref(), recorded.run, recorded.run_id.as_deref())
+        != (Some(task_id), Some(n as u64), Some(run_id))
+    {
+        return unreadable(format!(
+            "the transcript is of another run (task {}, run {}, run id {})",
+            recorded.task_id.as_deref().unwrap_or("?"),
+            recorded.run.map_or_else(|| "?".into(), |r| r.to_string()),
+            recorded.run_id.as_deref().unwrap_or("?")
+        ));
+    }
+    if recorded.answer.as_deref() != Some(record.response_text.as_str()) {
+        return unreadable("the transcript's final answer is not the result's response text".into());
+    }
     let mut steps = Vec::with_capacity(recorded.calls.len());
     for (i, (tool, args, ..)) in recorded.calls.iter().enumerate() {
         if !args.is_object() {
@@ -190,25 +314,43 @@ async fn replay(env: &CellEnv<'_>, task: &Task, record: &RunRecord, bytes: &[u8]
                 }
                 _ => format!("call {} ({tool}): its arguments are not a JSON object", i + 1),
             };
-            return Outcome::Unreplayable { reason };
+            return unreadable(reason);
         }
         steps.push(ReferenceStep { tool: tool.clone(), args: args.clone() });
     }
     if steps.len() as u64 != u64::from(record.metrics.tool_calls) {
-        return Outcome::Unreplayable {
-            reason: format!(
-                "the transcript holds {} tool calls, the result {}",
-                steps.len(),
-                record.metrics.tool_calls
-            ),
-        };
+        return unreadable(format!(
+            "the transcript holds {}, the result {}",
+            plural(steps.len(), "tool call", "tool calls"),
+            record.metrics.tool_calls
+        ));
     }
-    // The run passed within its limits; the replay, one call a turn, must
-    // not be cut by them.
+    // The run answered within its limits, and today's (checked before)
+    // would let it; the replay, one call a turn, must not be cut by them.
     let mut task = task.clone();
     task.max_turns = task.max_turns.max(u32::try_from(steps.len() + 1).unwrap_or(u32::MAX));
     let model = ReferenceModel::new(Reference { steps, answer: record.response_text.clone() }, "regrade");
     let out = cell::run(env, &task, &model, None).await;
+    // What the model was given: the system prompt (with the vault's memory
+    // and skills), the tools and the request (with its attached notes).
+    let given = out.transcript.events.iter().find_map(|e| match e {
+        Event::UserMessage { text } => Some(text.as_str()),
+        _ => None,
+    });
+    for (what, then, now) in [
+        ("system prompt", recorded.system_prompt.as_deref(), Some(out.transcript.system_prompt.as_str())),
+        ("request", recorded.user_message.as_deref(), given),
+    ] {
+        match then {
+            None => return unreadable(format!("the transcript does not record the {what}")),
+            Some(then) if Some(then) != now => return rerun(format!("the {what} is not the one the run was given")),
+            Some(_) => {}
+        }
+    }
+    let tools = serde_json::to_value(&out.transcript.tools).unwrap_or(Value::Null);
+    if recorded.tools.as_ref() != Some(&tools) {
+        return rerun("the tools offered are not the ones the run was given".into());
+    }
     let replayed: Vec<_> = out
         .transcript
         .events
@@ -218,119 +360,109 @@ async fn replay(env: &CellEnv<'_>, task: &Task, record: &RunRecord, bytes: &[u8]
             _ => None,
         })
         .collect();
-    // What the model was given: the system prompt (with the vault's memory
-    // and skills), the tools and the request (with its attached notes).
-    let given = out.transcript.events.iter().find_map(|e| match e {
-        Event::UserMessage { text } => Some(text.as_str()),
-        _ => None,
-    });
-    let tools = serde_json::to_value(&out.transcript.tools).unwrap_or(Value::Null);
-    for (what, then, now) in [
-        ("system prompt", recorded.system_prompt.as_deref(), Some(out.transcript.system_prompt.as_str())),
-        ("request", recorded.user_message.as_deref(), given),
-    ] {
-        if then != now {
-            return Outcome::Changed { reason: format!("the {what} is not the one the run was given") };
-        }
-    }
-    if recorded.tools.as_ref() != Some(&tools) {
-        return Outcome::Changed { reason: "the tools are not the ones the run was given".into() };
-    }
     for (i, ((name, args, success, result), now)) in recorded.calls.iter().zip(&replayed).enumerate() {
         if (name, args, success, result) != (now.0, now.1, now.2, now.3) {
-            return Outcome::Changed {
-                reason: format!("call {} ({name}) gives another result today than in the run", i + 1),
-            };
+            return rerun(format!("call {} ({name}) gives another result today than in the run", i + 1));
         }
     }
     if !out.record.passed || replayed.len() != recorded.calls.len() {
-        return Outcome::Changed {
-            reason: format!("the replay did not finish as the run did: {:?}", out.record.errors),
-        };
+        return rerun(format!("the replay did not finish as the run did: {:?}", out.record.errors));
     }
     let details = &out.record.solve_details;
     let literal = details.literal_checks_hold();
-    let judged = |d: &[MatcherDetail]| -> Vec<String> {
+    let judged = |d: &[MatcherDetail]| -> Vec<(String, bool, bool)> {
         d.iter()
             .filter_map(|m| match m {
-                MatcherDetail::Judge { criteria, .. } => Some(criteria.clone()),
+                MatcherDetail::Judge { criteria, verdict, error } => {
+                    Some((criteria.clone(), *verdict, error.is_some()))
+                }
                 _ => None,
             })
             .collect()
     };
     let today = judged(&details.matcher_details);
-    let solved = if today.is_empty() {
+    let then = judged(&record.solve_details.matcher_details);
+    let solved = if today.is_empty() || !literal {
         literal
-    } else if !literal {
-        false
-    } else if today == judged(&record.solve_details.matcher_details) {
-        record
-            .solve_details
-            .matcher_details
-            .iter()
-            .filter(|m| matches!(m, MatcherDetail::Judge { .. }))
-            .all(MatcherDetail::verdict)
+    } else if then.len() != today.len() || then.iter().zip(&today).any(|(a, b)| a.0 != b.0) {
+        return (Outcome::NeedsJudge { reason: "its judge criteria changed".into() }, None);
+    } else if then.iter().any(|(_, _, failed)| *failed) {
+        return (Outcome::NeedsJudge { reason: "the judge gave no verdict in the run".into() }, None);
     } else {
-        return Outcome::NeedsJudge;
+        then.iter().all(|(_, verdict, _)| *verdict)
     };
-    if solved == record.solved {
+    let outcome = if solved == record.solved {
         Outcome::Same { solved }
     } else {
-        let why = if solved { String::new() } else { failing_checks(&task, &out.record, true, explain) };
+        let why = if solved { String::new() } else { failing_checks(&task, &out.record, false, explain) };
         Outcome::Flipped { solved, why }
-    }
+    };
+    (outcome, Some((true, solved)))
 }
 
 /// Regrade every run of `result` by `suite`'s tasks today, `jobs` replays
-/// at a time, their vaults in `scratch`.
+/// at a time, their vaults in `scratch`. `transcripts` is the evidence, or
+/// why it cannot be read.
 pub async fn regrade(
+    path: &Path,
     result: &ResultFile,
-    transcripts: &BTreeMap<String, Vec<u8>>,
+    transcripts: &Result<BTreeMap<String, Vec<u8>>, String>,
     suite: &Suite,
     jobs: usize,
     scratch: Arc<Scratch>,
 ) -> Regrade {
-    let explainers: Arc<BTreeMap<String, Explainer>> = Arc::new(
-        suite
-            .tasks
-            .iter()
-            .map(|t| {
-                let compiled = crate::suite::compile::compile_task(&suite.root, t).and_then(Result::ok);
-                (t.id.clone(), Explainer::new(compiled))
-            })
-            .collect(),
-    );
+    let mut uncompiled = Vec::new();
+    let mut explainers = BTreeMap::new();
+    for t in &suite.tasks {
+        let compiled = crate::suite::compile::compile_task(&suite.root, t).and_then(Result::ok);
+        if compiled.as_ref().is_some_and(|c| !crate::suite::compile::agrees(t, c)) {
+            uncompiled.push(t.id.clone());
+        }
+        explainers.insert(t.id.clone(), Explainer::new(compiled));
+    }
+    let explainers = Arc::new(explainers);
     let root = Arc::new(suite.root.clone());
-    let mut runs: Vec<Option<RunRegrade>> = Vec::new();
+    let mut runs: Vec<RunRegrade> = Vec::new();
     let mut not_in_suite = Vec::new();
     let mut pending = Vec::new();
     for t in &result.tasks {
         let Some(task) = suite.tasks.iter().find(|s| s.id == t.id) else {
-            not_in_suite.push(t.id.clone());
+            not_in_suite.push((t.id.clone(), t.runs.len()));
             continue;
         };
+        let run_id = result.run_id_of(&t.id).map_or_else(String::new, |id| id.0.clone());
         for (i, record) in t.runs.iter().enumerate() {
-            let slot = runs.len();
-            let base = |outcome| RunRegrade { task: t.id.clone(), run: i + 1, recorded_solved: record.solved, outcome };
-            if !record.passed {
-                runs.push(Some(base(Outcome::NotAnswered)));
+            let mut run = RunRegrade {
+                task: t.id.clone(),
+                run: i + 1,
+                recorded_solved: record.solved,
+                outcome: Outcome::NotAnswered,
+                now: None,
+            };
+            if let Err((outcome, now)) = limits(task, record) {
+                (run.outcome, run.now) = (outcome, now);
+                runs.push(run);
                 continue;
             }
-            let bytes = evidence::entry_name(record).and_then(|name| transcripts.get(&name));
+            let bytes = match transcripts {
+                Err(e) => Err(e.clone()),
+                Ok(map) => evidence::entry_name(record)
+                    .and_then(|name| map.get(&name))
+                    .ok_or_else(|| "its transcript is missing".to_string()),
+            };
             match bytes {
-                None => runs.push(Some(base(Outcome::Unreplayable { reason: "its transcript is missing".into() }))),
-                Some(bytes) => {
-                    runs.push(None);
-                    pending.push((slot, task.clone(), record.clone(), bytes.clone(), base(Outcome::NotAnswered)));
-                }
+                Err(reason) => run.outcome = Outcome::Unreadable { reason },
+                Ok(bytes) => pending.push((runs.len(), task.clone(), record.clone(), run_id.clone(), bytes.clone())),
             }
+            runs.push(run);
         }
     }
     let mut queue = pending.into_iter();
     let mut running = JoinSet::new();
     loop {
         while running.len() < jobs.max(1) {
-            let Some((slot, task, record, bytes, mut run)) = queue.next() else { break };
+            let Some((slot, task, record, run_id, bytes)) = queue.next() else { break };
+            let n = runs[slot].run;
             let (explainers, root, scratch) = (explainers.clone(), root.clone(), scratch.clone());
             running.spawn(async move {
                 let toolbox = Toolbox::standard();
@@ -343,67 +475,132 @@ pub async fn regrade(
                     max_output_tokens: None,
                     limits: &Limits::default(),
                 };
-                run.outcome = replay(&env, &task, &record, &bytes, &explainers[&task.id]).await;
-                (slot, run)
+                let whose = (task.id.as_str(), n, run_id.as_str());
+                (slot, replay(&env, &task, &record, whose, &bytes, &explainers[&task.id]).await)
             });
         }
         match running.join_next().await {
-            Some(Ok((slot, run))) => runs[slot] = Some(run),
+            Some(Ok((slot, (outcome, now)))) => (runs[slot].outcome, runs[slot].now) = (outcome, now),
             Some(Err(e)) => panic!("a regrade replay crashed (a fault in vaultbench): {e}"),
             None => break,
         }
     }
-    Regrade { runs: runs.into_iter().map(|r| r.expect("every run is regraded")).collect(), not_in_suite }
+    let not_in_result =
+        suite.tasks.iter().filter(|s| !result.tasks.iter().any(|t| t.id == s.id)).map(|s| s.id.clone()).collect();
+    let figures = (not_in_suite.is_empty() && runs.iter().all(|r| r.now.is_some())).then(|| {
+        let mut today = result.clone();
+        let mut now = runs.iter().map(|r| r.now.expect("every run has a verdict"));
+        for run in today.tasks.iter_mut().flat_map(|t| t.runs.iter_mut()) {
+            (run.passed, run.solved) = now.next().expect("a verdict per run");
+        }
+        let today = crate::report::aggregate::rederive(&today);
+        let recorded = crate::report::aggregate::rederive(result);
+        let pair = |r: &ResultFile| (r.aggregate.solve_k_rate, r.aggregate.mean_solve_rate);
+        Figures { k: recorded.aggregate.n_runs, recorded: pair(&recorded), today: pair(&today) }
+    });
+    Regrade {
+        result: path.display().to_string(),
+        provider: result.provider.clone(),
+        model: result.model.clone(),
+        run_id: result.run_id.0.clone(),
+        runs,
+        not_in_suite,
+        not_in_result,
+        uncompiled,
+        figures,
+    }
 }
 
 /// The console report.
-pub fn render(path: &Path, result: &ResultFile, r: &Regrade) -> String {
+pub fn render(r: &Regrade) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     let count = |f: &dyn Fn(&Outcome) -> bool| r.runs.iter().filter(|x| f(&x.outcome)).count();
-    let total = r.runs.len();
-    let answered = total - count(&|o| matches!(o, Outcome::NotAnswered));
+    let gone: usize = r.not_in_suite.iter().map(|(_, n)| n).sum();
+    let total = r.runs.len() + gone;
+    let unanswered = count(&|o| matches!(o, Outcome::NotAnswered));
     let _ = writeln!(
         s,
-        "Regraded {} ({} / {}, run {}) by today's checks: {total} runs, {answered} answered",
-        path.display(),
-        result.provider,
-        result.model,
-        result.run_id
+        "Regraded {} ({} / {}, run {}) by today's checks: {}, {} answered",
+        r.result,
+        r.provider,
+        r.model,
+        r.run_id,
+        plural(total, "run", "runs"),
+        total - gone - unanswered
     );
-    let same = count(&|o| matches!(o, Outcome::Same { .. }));
-    let flipped = r.flipped().count();
-    let undetermined = r.undetermined().count();
-    let _ = writeln!(
-        s,
-        "  {} unchanged ({} unanswered, which no check can solve), {flipped} flipped, {undetermined} undetermined",
-        same + total - answered,
-        total - answered
-    );
+    for id in &r.uncompiled {
+        let _ = writeln!(
+            s,
+            "  warning: the check source of {id} is not what its task file holds; regrade grades by the task file (run `vaultbench suite compile` first)"
+        );
+    }
+    let mut tally = vec![format!("{} unchanged", count(&|o| matches!(o, Outcome::Same { .. })) + unanswered)];
+    for (n, what) in [
+        (r.flipped().count(), "flipped"),
+        (count(&|o| matches!(o, Outcome::NeedsRerun { .. })), "need a rerun"),
+        (count(&|o| matches!(o, Outcome::NeedsJudge { .. })), "need the judge"),
+        (count(&|o| matches!(o, Outcome::Unreadable { .. })), "unreadable"),
+        (gone, "of tasks no longer in the suite"),
+    ] {
+        if n > 0 {
+            tally.push(format!("{n} {what}"));
+        }
+    }
+    let _ = writeln!(s, "  {}", tally.join(", "));
+    if unanswered > 0 {
+        let _ = writeln!(
+            s,
+            "  ({} gave no answer within limits today's tasks keep: no check can solve {})",
+            plural(unanswered, "run", "runs"),
+            if unanswered == 1 { "it" } else { "them" }
+        );
+    }
     for run in &r.runs {
         let at = format!("{}#{}", run.task, run.run);
-        let line = match &run.outcome {
-            Outcome::Flipped { solved: true, .. } => format!("  FLIPPED {at}: unsolved → solved"),
-            Outcome::Flipped { solved: false, why } => format!("  FLIPPED {at}: solved → unsolved: {why}"),
-            Outcome::NeedsJudge => format!("  JUDGE   {at}: the literal checks hold; its judge criteria changed"),
-            Outcome::Changed { reason } => format!("  RERUN   {at}: the task changed beyond its checks: {reason}"),
-            Outcome::Unreplayable { reason } => format!("  CANNOT  {at}: {reason}"),
+        let detail = match &run.outcome {
+            Outcome::Flipped { solved: true, .. } => "unsolved → solved".to_string(),
+            Outcome::Flipped { solved: false, why } => format!("solved → unsolved: {why}"),
+            Outcome::NeedsJudge { reason } => format!("the literal checks hold; {reason}"),
+            Outcome::NeedsRerun { reason } => format!("the replay cannot stand for the run: {reason}"),
+            Outcome::Unreadable { reason } => reason.clone(),
             _ => continue,
         };
-        let _ = writeln!(s, "{line}");
+        let _ = writeln!(s, "  {:<12} {at}: {detail}", run.outcome.label());
     }
-    for id in &r.not_in_suite {
-        let _ = writeln!(s, "  GONE    {id}: no longer in the suite");
+    for (id, n) in &r.not_in_suite {
+        let _ = writeln!(s, "  {:<12} {id}: no longer in the suite ({})", "GONE", plural(*n, "run", "runs"));
     }
-    let _ = writeln!(
-        s,
-        "{}",
-        if r.all_stand() {
-            "Every recorded verdict stands under today's checks."
-        } else {
-            "Some recorded verdicts do not stand under today's checks (above)."
+    if !r.not_in_result.is_empty() {
+        let _ = writeln!(s, "  Not in this result (new or renamed since it ran): {}", r.not_in_result.join(", "));
+    }
+    if let Some(f) = &r.figures {
+        let _ = writeln!(
+            s,
+            "  solve^{} {:.1}% → {:.1}%, mean solve rate {:.1}% → {:.1}%",
+            f.k, f.recorded.0, f.today.0, f.recorded.1, f.today.1
+        );
+    }
+    let flipped = r.flipped().count();
+    let undetermined = r.undetermined().count() + gone;
+    let verdict = match (flipped, undetermined) {
+        (0, 0) if total == unanswered => {
+            "Every recorded verdict stands under today's checks (no run answered, so no check change can move them)."
+                .to_string()
         }
-    );
+        (0, 0) => "Every recorded verdict stands under today's checks.".to_string(),
+        (f, 0) => format!("{} under today's checks.", plural(f, "verdict flips", "verdicts flip")),
+        (0, u) => format!(
+            "{} no verdict under today's checks without a rerun or the judge.",
+            plural(u, "run has", "runs have")
+        ),
+        (f, u) => format!(
+            "{} under today's checks; {} no verdict without a rerun or the judge.",
+            plural(f, "verdict flips", "verdicts flip"),
+            plural(u, "run has", "runs have")
+        ),
+    };
+    let _ = writeln!(s, "{verdict}");
     s
 }
 
@@ -419,11 +616,11 @@ pub fn command(path: &Path, suite_root: &Path, json: bool, out: &mut dyn std::io
         })?);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
-    let r = runtime.block_on(regrade(&result, &transcripts, &suite, 8, scratch));
+    let r = runtime.block_on(regrade(path, &result, &transcripts, &suite, 8, scratch));
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
     } else {
-        write!(out, "{}", render(path, &result, &r))?;
+        write!(out, "{}", render(&r))?;
     }
     Ok(r.all_stand())
 }
