@@ -108,6 +108,7 @@ fn sweep_once(suite: &Suite, k: u32, jobs: usize, rt: &tokio::runtime::Runtime) 
             max_output_tokens: None,
             tasks: suite.tasks.iter().map(|t| t.id.clone()).collect(),
             content_hashes: Default::default(),
+            fixture_hashes: Default::default(),
             offline_judge: false,
         },
         store: Store::new(results.path(), &run_id),

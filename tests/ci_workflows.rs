@@ -23,7 +23,7 @@ mod fake;
 mod replay;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -54,20 +54,6 @@ fn fill(text: &str, vars: &HashMap<String, String>) -> String {
     }
     out.push_str(rest);
     out
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    let mut pending = vec![from.to_path_buf()];
-    while let Some(path) = pending.pop() {
-        let target = to.join(path.strip_prefix(from).unwrap());
-        if path.is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            pending.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-        } else {
-            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 /// The GitHub runners' workspaces, and the artifact store between jobs.

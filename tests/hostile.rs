@@ -299,6 +299,7 @@ fn a_panic_inside_one_run_is_that_runs_harness_error_and_the_sweep_goes_on() {
             max_output_tokens: None,
             tasks: suite.tasks.iter().map(|t| t.id.clone()).collect(),
             content_hashes: Default::default(),
+            fixture_hashes: Default::default(),
         },
         store: Store::new(&results, &run_id),
         tasks: suite.tasks.clone(),

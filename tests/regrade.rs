@@ -17,19 +17,6 @@ use serde_json::{Value, json};
 
 use common::*;
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// Our suite's tasks, fixtures, check sources and references, in a temporary folder.
 fn suite_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -138,7 +125,7 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
     assert_eq!(outcome(&report, "kellmoor-student-photometric-hours")["outcome"], "needs_judge");
     let fuel = outcome(&report, "ferry-depth-not-recorded");
     assert_eq!(fuel["outcome"], "needs_rerun", "{fuel}");
-    assert!(fuel["reason"].as_str().unwrap().contains("gives another result today"), "{fuel}");
+    assert!(fuel["reason"].as_str().unwrap().contains("answered otherwise in the replay than in the run"), "{fuel}");
     let cut = outcome(&report, "ferry-see-also-cycle");
     assert_eq!(cut["outcome"], "flipped", "{cut}");
     assert!(cut["why"].as_str().unwrap().contains("maxTurns is now 1"), "{cut}");
@@ -150,7 +137,7 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
         moved.contains("NEEDS RERUN  ferry-depth-not-recorded#1: the replay cannot stand for the run: call "),
         "{moved}"
     );
-    assert!(moved.contains("(read_file) gives another result today than in the run"), "{moved}");
+    assert!(moved.contains("(read_file) answered otherwise in the replay than in the run"), "{moved}");
     // The task files edited by hand above no longer hold what their sources compile to.
     assert!(moved.contains("warning: the check source of ferry-read-toll is not what its task file holds"), "{moved}");
     assert!(
@@ -206,6 +193,47 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
     assert!(reason("ferry-write-fog-notice").contains("cut in the transcript"));
     assert!(reason("hive-find-swarm-once").contains("of another run (task hive-move-retired, run 1"));
     assert!(reason("seedlib-find-drawer").contains("final answer is not the result's response text"));
+    std::os::unix::fs::symlink(transcripts.join("orrinvale-fault-contact-chain-1.json"), transcripts.join("x.json"))
+        .unwrap();
+    std::fs::remove_file(transcripts.join("orrinvale-fault-contact-chain-1.json")).unwrap();
+    std::os::unix::fs::symlink(transcripts.join("x.json"), transcripts.join("orrinvale-fault-contact-chain-1.json"))
+        .unwrap();
+    let (_, report, _) = regrade(root, &result);
+    let linked = outcome(&report, "orrinvale-fault-contact-chain");
+    assert!(linked["reason"].as_str().unwrap().contains("is not a plain file"), "{linked}");
+}
+
+/// A tool result longer than the transcript keeps is compared by its start
+/// only: a note edited past that start, keeping its length, is caught by
+/// the fixture hash the result records, not by the transcript.
+#[test]
+fn an_edit_past_what_the_transcript_kept_needs_a_rerun() {
+    let dir = suite_copy();
+    let root = dir.path();
+    let out = vaultbench(
+        &["run", "--provider", "reference", "--suite", "evals", "--results", "results", "--task", "kellmoor-variable"],
+        root,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: PathBuf = std::fs::read_dir(root.join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let (code, report, _) = regrade(root, &result);
+    assert_eq!(code, Some(0), "{report}");
+    assert!(report["not_in_result"].as_array().unwrap().is_empty(), "a --task sweep misses no other task");
+
+    let logbook = root.join("evals/fixtures/b-kellmoor-logbook/logbook-2031.md");
+    let text = std::fs::read_to_string(&logbook).unwrap();
+    let at = text.find("V = 12.07").expect("the reading the task turns on");
+    assert!(at > 4_000, "past what a transcript keeps of a result");
+    std::fs::write(&logbook, text.replacen("V = 12.07", "V = 12.97", 1)).unwrap();
+    let (code, report, _) = regrade(root, &result);
+    assert_eq!(code, Some(1));
+    let run = outcome(&report, "kellmoor-variable-first-last");
+    assert_eq!(run["outcome"], "needs_rerun", "{run}");
+    assert!(run["reason"].as_str().unwrap().contains("kept only the start"), "{run}");
 }
 
 /// Our committed baseline answered nothing, so no check can move it; but

@@ -4,7 +4,7 @@
 //! re-serializes byte for byte (see `jsnum::to_json_bytes`).
 //!
 //! vaultbench's own additions (`interrupted`, `shard`, `task_filter`,
-//! `offline_judge`, `shard_run_ids`, a task's `content_hash`, a run's
+//! `offline_judge`, `shard_run_ids`, a task's `content_hash` and `fixture_hash`, a run's
 //! `endReason`) are optional and omitted when unset, so files without them
 //! keep that shape.
 
@@ -101,6 +101,12 @@ pub struct TaskResult {
     /// from the reference harness's files, which keep their shape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_hash: Option<String>,
+    /// What the model's vault was made of when it ran: `sha256:...` of the
+    /// task's fixture and setup files alone (`suite::hash::fixture_hash`).
+    /// `regrade` reads it to know that a tool result the transcript cut is
+    /// what today's fixture gives. vaultbench's own, like `content_hash`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixture_hash: Option<String>,
     pub n_runs: u32,
     pub passed_count: u32,
     pub solved_count: u32,

@@ -213,6 +213,7 @@ fn partial_result(store: &Store, manifest: &Manifest, suite: &Path) -> Result<(R
         let (difficulty, category) = task(id).map_or((None, None), |t| (Some(t.difficulty), Some(t.category.clone())));
         tasks.push(TaskResult {
             content_hash: manifest.content_hashes.get(id).cloned(),
+            fixture_hash: manifest.fixture_hashes.get(id).cloned(),
             ..aggregate::task_result(id.clone(), difficulty, category, runs)
         });
     }

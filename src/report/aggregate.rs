@@ -54,6 +54,7 @@ pub fn task_result(id: String, difficulty: Option<Tier>, category: Option<String
         difficulty,
         category,
         content_hash: None,
+        fixture_hash: None,
         n_runs: n,
         passed_count,
         solved_count,
@@ -152,6 +153,7 @@ pub fn rederive(result: &ResultFile) -> ResultFile {
         .iter()
         .map(|t| TaskResult {
             content_hash: t.content_hash.clone(),
+            fixture_hash: t.fixture_hash.clone(),
             ..task_result(t.id.clone(), t.difficulty, t.category.clone(), t.runs.clone())
         })
         .collect();
@@ -168,6 +170,7 @@ pub fn check_figures(result: &mut ResultFile) -> Vec<FieldDiff> {
         .iter_mut()
         .map(|t| TaskResult {
             content_hash: t.content_hash.clone(),
+            fixture_hash: t.fixture_hash.clone(),
             ..task_result(t.id.clone(), t.difficulty, t.category.clone(), std::mem::take(&mut t.runs))
         })
         .collect();

@@ -28,17 +28,46 @@ pub fn content_hashes<'t>(
     root: &Path,
     tasks: impl IntoIterator<Item = &'t Task>,
 ) -> std::collections::BTreeMap<String, String> {
+    hashes(root, tasks, content_hash)
+}
+
+/// The fixture hash of each of `tasks`, by id, as [`content_hashes`].
+pub fn fixture_hashes<'t>(
+    root: &Path,
+    tasks: impl IntoIterator<Item = &'t Task>,
+) -> std::collections::BTreeMap<String, String> {
+    hashes(root, tasks, fixture_hash)
+}
+
+fn hashes<'t>(
+    root: &Path,
+    tasks: impl IntoIterator<Item = &'t Task>,
+    of: fn(&Path, &Task) -> Result<String>,
+) -> std::collections::BTreeMap<String, String> {
     use rayon::prelude::*;
     let tasks: Vec<&Task> = tasks.into_iter().collect();
-    tasks.par_iter().filter_map(|t| content_hash(root, t).ok().map(|h| (t.id.clone(), h))).collect()
+    tasks.par_iter().filter_map(|t| of(root, t).ok().map(|h| (t.id.clone(), h))).collect()
 }
 
 /// The content hash of `task` in the suite at `root`.
 pub fn content_hash(root: &Path, task: &Task) -> Result<String> {
+    hash(root, task, true)
+}
+
+/// The hash of what `task`'s vault is made of, without its definition: its
+/// fixture folder and `setup` sources. What the model's tools read, apart
+/// from what the run itself writes; the checks are not in it.
+pub fn fixture_hash(root: &Path, task: &Task) -> Result<String> {
+    hash(root, task, false)
+}
+
+fn hash(root: &Path, task: &Task, with_definition: bool) -> Result<String> {
     let mut sha = Sha::new(&SHA256);
-    let definition = Suite::tasks_dir(root).join(format!("{}.json", task.id));
-    let bytes = std::fs::read(&definition).with_context(|| format!("reading {}", definition.display()))?;
-    part(&mut sha, b"task", b"", &bytes);
+    if with_definition {
+        let definition = Suite::tasks_dir(root).join(format!("{}.json", task.id));
+        let bytes = std::fs::read(&definition).with_context(|| format!("reading {}", definition.display()))?;
+        part(&mut sha, b"task", b"", &bytes);
+    }
     let fixtures_dir = root.join("fixtures");
     if let Some(name) = &task.fixture {
         let folder = fixtures::resolve(&fixtures_dir, name, Kind::Folder).map_err(anyhow::Error::msg)?;
@@ -122,5 +151,26 @@ mod tests {
         // A renamed fixture file with the same bytes is a change too.
         std::fs::rename(root.join("fixtures/f/sub/c.md"), root.join("fixtures/f/sub/d.md")).unwrap();
         assert!(!seen.contains(&hash(root)));
+    }
+
+    /// The fixture hash leaves the definition out: a task whose checks (or
+    /// request) changed keeps it; its fixture and setup files move it.
+    #[test]
+    fn the_fixture_hash_moves_with_the_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "tasks/t.json", TASK);
+        write(root, "fixtures/f/a.md", "alpha\n");
+        write(root, "fixtures/seed/memo.md", "memo\n");
+        let fixture = |root: &Path| fixture_hash(root, &Suite::load(root).unwrap().tasks[0]).unwrap();
+        let first = fixture(root);
+        assert_ne!(first, hash(root), "not the content hash");
+        write(root, "tasks/t.json", &TASK.replace(r#""value": "x""#, r#""value": "y""#));
+        assert_eq!(fixture(root), first, "a check changed, not the vault");
+        write(root, "fixtures/f/a.md", "alpha!\n");
+        let second = fixture(root);
+        assert_ne!(second, first);
+        write(root, "fixtures/seed/memo.md", "memo 2\n");
+        assert_ne!(fixture(root), second);
     }
 }

@@ -592,6 +592,7 @@ fn plan_new(args: &RunOptions, err: &mut dyn Write, scratch: &Arc<Scratch>) -> R
             },
             tasks: selected.iter().map(|t| t.id.clone()).collect(),
             content_hashes: crate::suite::hash::content_hashes(&suite.root, selected.iter().copied()),
+            fixture_hashes: crate::suite::hash::fixture_hashes(&suite.root, selected.iter().copied()),
             offline_judge: sweep_judge.offline,
         };
         let tasks = selected.iter().map(|t| (*t).clone()).collect();

@@ -240,6 +240,7 @@ impl Sweep {
                 let runs: Vec<RunRecord> = (1..=self.k()).filter_map(|n| done.remove(&(t, n))).collect();
                 (!runs.is_empty()).then(|| TaskResult {
                     content_hash: self.manifest.content_hashes.get(&task.id).cloned(),
+                    fixture_hash: self.manifest.fixture_hashes.get(&task.id).cloned(),
                     ..aggregate::task_result(task.id.clone(), Some(task.difficulty), Some(task.category.clone()), runs)
                 })
             })

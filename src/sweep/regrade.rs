@@ -117,6 +117,8 @@ pub struct Regrade {
     pub provider: String,
     pub model: String,
     pub run_id: String,
+    /// The result's runs that gave an answer.
+    pub answered: usize,
     pub runs: Vec<RunRegrade>,
     /// Tasks of the result that the suite no longer has, with their runs.
     pub not_in_suite: Vec<(String, usize)>,
@@ -146,14 +148,20 @@ impl Regrade {
     }
 }
 
+/// A run's transcript, or why it cannot be had.
+pub type Transcript = Result<Vec<u8>, String>;
+
 /// The transcripts of `result`, read from `path`'s evidence: the archive a
-/// baseline names, or the folder of transcripts next to a result file.
-/// Missing ones are left out (those runs are then unreadable); an archive
-/// that cannot be read gives its error, which becomes every run's reason.
-pub fn transcripts(path: &Path, result: &ResultFile) -> Result<Result<BTreeMap<String, Vec<u8>>, String>> {
+/// baseline names, or the folder of transcripts next to a result file. A
+/// file that cannot be read is that run's reason (missing ones are left
+/// out); an archive that cannot be read gives its error, which becomes
+/// every run's reason.
+pub fn transcripts(path: &Path, result: &ResultFile) -> Result<Result<BTreeMap<String, Transcript>, String>> {
     let archive = evidence::archive_path(path, &result.run_id.0);
     if let Some(archive) = archive.as_ref().filter(|a| a.is_file()) {
-        return Ok(evidence::read(archive).map_err(|e| format!("its evidence archive cannot be read: {e:#}")));
+        return Ok(evidence::read(archive)
+            .map(|m| m.into_iter().map(|(name, bytes)| (name, Ok(bytes))).collect())
+            .map_err(|e| format!("its evidence archive cannot be read: {e:#}")));
     }
     let dir = evidence::transcripts_dir(path);
     if !dir.is_dir() {
@@ -169,9 +177,13 @@ pub fn transcripts(path: &Path, result: &ResultFile) -> Result<Result<BTreeMap<S
     for run in result.tasks.iter().flat_map(|t| &t.runs) {
         let Some(name) = evidence::entry_name(run) else { continue };
         let file = dir.join(&name);
-        if file.symlink_metadata().is_ok_and(|m| m.is_file()) {
-            out.insert(name, crate::fsio::read_capped(&file, cap)?);
-        }
+        let read = match file.symlink_metadata() {
+            Err(_) => continue,
+            // A link could pull any file in as evidence.
+            Ok(m) if !m.is_file() => Err(format!("its transcript {} is not a plain file", file.display())),
+            Ok(_) => crate::fsio::read_capped(&file, cap).map_err(|e| format!("{e:#}")),
+        };
+        out.insert(name, read);
     }
     Ok(Ok(out))
 }
@@ -185,10 +197,23 @@ struct Recorded {
     system_prompt: Option<String>,
     tools: Option<Value>,
     user_message: Option<String>,
-    /// (name, arguments, success, result) in call order.
-    calls: Vec<(String, Value, bool, Value)>,
+    calls: Vec<Call>,
     /// The text of the last model reply without tool calls.
     answer: Option<String>,
+    /// Why the run ended, in the harness's words (`end.detail`).
+    end: Option<String>,
+}
+
+/// One recorded tool call.
+struct Call {
+    name: String,
+    arguments: Value,
+    success: bool,
+    result: Value,
+    /// The transcript kept only the start of its result or arguments.
+    cut: bool,
+    /// The model's arguments could not be read; the call was refused.
+    malformed: bool,
 }
 
 fn recorded(bytes: &[u8]) -> Result<Recorded, String> {
@@ -204,16 +229,18 @@ fn recorded(bytes: &[u8]) -> Result<Recorded, String> {
         user_message: None,
         calls: Vec::new(),
         answer: None,
+        end: value.get("end").and_then(|e| e.get("detail")).and_then(Value::as_str).map(str::to_string),
     };
+    // Calls whose arguments the model garbled: refused, whatever they held.
+    let mut malformed = std::collections::HashSet::new();
     for (i, e) in events.iter().enumerate() {
         let kind = e.get("type").and_then(Value::as_str);
         if kind == Some("model_call") {
             let calls = e.get("tool_calls").and_then(Value::as_array);
-            // A call whose arguments the model garbled got an error, not a
-            // result of its (recorded) arguments: no replay gives that back.
-            if let Some(bad) = calls.and_then(|c| c.iter().find(|c| c.get("malformed").is_some_and(|m| !m.is_null()))) {
-                let name = bad.get("name").and_then(Value::as_str).unwrap_or("?");
-                return Err(format!("events[{i}]: the model's arguments to {name} were malformed"));
+            for c in calls.into_iter().flatten() {
+                if c.get("malformed").is_some_and(|m| !m.is_null()) {
+                    malformed.insert(c.get("id").and_then(Value::as_str).unwrap_or_default().to_string());
+                }
             }
             if calls.is_none_or(Vec::is_empty) {
                 out.answer = e.get("text").and_then(Value::as_str).map(str::to_string);
@@ -228,8 +255,10 @@ fn recorded(bytes: &[u8]) -> Result<Recorded, String> {
         };
         match event {
             Event::UserMessage { text } => out.user_message = Some(text),
-            Event::ToolCall { name, arguments, success, result, .. } => {
-                out.calls.push((name, arguments, success, result))
+            Event::ToolCall { id, name, arguments, success, result, result_truncated, .. } => {
+                let cut = result_truncated || arguments.as_str().is_some_and(|a| a.ends_with(" bytes in all)"));
+                let malformed = malformed.contains(&id);
+                out.calls.push(Call { name, arguments, success, result, cut, malformed })
             }
             _ => {}
         }
@@ -245,17 +274,29 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// they decide it (a run cut by a limit today's task raised needs a rerun;
 /// an answer today's task would have cut is unsolved), `Ok` when the run
 /// stands to be graded.
-fn limits(task: &Task, record: &RunRecord) -> Result<(), (Outcome, Option<(bool, bool)>)> {
+fn limits(task: &Task, record: &RunRecord, end: Option<&str>) -> Result<(), (Outcome, Option<(bool, bool)>)> {
     let m = &record.metrics;
+    if record.solved && !record.passed {
+        let reason = "the result says it was solved without passing".to_string();
+        return Err((Outcome::Unreadable { reason }, None));
+    }
     if !record.passed {
         let rerun = |reason: String| Err((Outcome::NeedsRerun { reason }, None));
-        if record.timed_out == Some(true) && task.timeout_ms > m.duration_ms {
-            return rerun(format!("it timed out after {} ms; timeoutMs is now {}", m.duration_ms, task.timeout_ms));
+        // The limit the run was held to, as its transcript names it; else
+        // the time it ran, which a timed-out run reached.
+        let stated = |key: &str| -> Option<u64> {
+            let rest = &end?[end?.find(key)? + key.len()..];
+            rest.trim_start().strip_prefix('=')?.trim_start().split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+        };
+        let timeout = stated("timeoutMs").unwrap_or(m.duration_ms);
+        if record.timed_out == Some(true) && task.timeout_ms > timeout {
+            return rerun(format!("it timed out at {timeout} ms; timeoutMs is now {}", task.timeout_ms));
         }
-        if record.end_reason == Some(EndReason::TurnLimit) && task.max_turns > m.turns {
+        let turns = stated("maxTurns").map_or(m.turns, |t| u32::try_from(t).unwrap_or(u32::MAX));
+        if record.end_reason == Some(EndReason::TurnLimit) && task.max_turns > turns {
             return rerun(format!(
                 "it stopped at {}; maxTurns is now {}",
-                plural(m.turns as usize, "model call", "model calls"),
+                plural(turns as usize, "model call", "model calls"),
                 task.max_turns
             ));
         }
@@ -283,6 +324,7 @@ async fn replay(
     record: &RunRecord,
     whose: (&str, usize, &str),
     bytes: &[u8],
+    fixture_known: bool,
     explain: &Explainer,
 ) -> (Outcome, Option<(bool, bool)>) {
     let unreadable = |reason: String| (Outcome::Unreadable { reason }, None);
@@ -306,17 +348,19 @@ async fn replay(
         return unreadable("the transcript's final answer is not the result's response text".into());
     }
     let mut steps = Vec::with_capacity(recorded.calls.len());
-    for (i, (tool, args, ..)) in recorded.calls.iter().enumerate() {
-        if !args.is_object() {
-            let reason = match args.as_str() {
-                Some(s) if s.ends_with("bytes in all)") => {
-                    format!("call {} ({tool}): its arguments were cut in the transcript", i + 1)
-                }
-                _ => format!("call {} ({tool}): its arguments are not a JSON object", i + 1),
+    for (i, call) in recorded.calls.iter().enumerate() {
+        let tool = &call.name;
+        // A refused call is replayed as one: its arguments did nothing.
+        let args = if call.malformed { Value::String("(malformed)".into()) } else { call.arguments.clone() };
+        if !call.malformed && !args.is_object() {
+            let reason = if call.cut {
+                format!("call {} ({tool}): its arguments were cut in the transcript (over 4,000 bytes of JSON)", i + 1)
+            } else {
+                format!("call {} ({tool}): its arguments are not a JSON object", i + 1)
             };
             return unreadable(reason);
         }
-        steps.push(ReferenceStep { tool: tool.clone(), args: args.clone() });
+        steps.push(ReferenceStep { tool: tool.clone(), args });
     }
     if steps.len() as u64 != u64::from(record.metrics.tool_calls) {
         return unreadable(format!(
@@ -360,9 +404,24 @@ async fn replay(
             _ => None,
         })
         .collect();
-    for (i, ((name, args, success, result), now)) in recorded.calls.iter().zip(&replayed).enumerate() {
-        if (name, args, success, result) != (now.0, now.1, now.2, now.3) {
-            return rerun(format!("call {} ({name}) gives another result today than in the run", i + 1));
+    for (i, (call, now)) in recorded.calls.iter().zip(&replayed).enumerate() {
+        let name = &call.name;
+        let same = if call.malformed {
+            // Refused then and now; the refusal's words are the harness's.
+            name == now.0 && !call.success && !*now.2
+        } else {
+            (name, &call.arguments, &call.success, &call.result) == *now
+        };
+        if !same {
+            return rerun(format!("call {} ({name}) answered otherwise in the replay than in the run", i + 1));
+        }
+        // A result the transcript cut shows only its start: the rest is the
+        // run's only if the vault's files are those it ran on.
+        if call.cut && !fixture_known {
+            return rerun(format!(
+                "call {} ({name}): the transcript kept only the start of it (over 4,000 bytes of JSON), and the result records no fixture hash that today's fixture matches, so the replay cannot show the run read the same",
+                i + 1
+            ));
         }
     }
     if !out.record.passed || replayed.len() != recorded.calls.len() {
@@ -406,7 +465,7 @@ async fn replay(
 pub async fn regrade(
     path: &Path,
     result: &ResultFile,
-    transcripts: &Result<BTreeMap<String, Vec<u8>>, String>,
+    transcripts: &Result<BTreeMap<String, Transcript>, String>,
     suite: &Suite,
     jobs: usize,
     scratch: Arc<Scratch>,
@@ -431,6 +490,8 @@ pub async fn regrade(
             continue;
         };
         let run_id = result.run_id_of(&t.id).map_or_else(String::new, |id| id.0.clone());
+        let today = crate::suite::hash::fixture_hash(&suite.root, task).ok();
+        let fixture_known = t.fixture_hash.is_some() && t.fixture_hash == today;
         for (i, record) in t.runs.iter().enumerate() {
             let mut run = RunRegrade {
                 task: t.id.clone(),
@@ -439,20 +500,24 @@ pub async fn regrade(
                 outcome: Outcome::NotAnswered,
                 now: None,
             };
-            if let Err((outcome, now)) = limits(task, record) {
+            let bytes = match transcripts {
+                Err(e) => Err(e.clone()),
+                Ok(map) => match evidence::entry_name(record).and_then(|name| map.get(&name)) {
+                    None => Err("its transcript is missing".to_string()),
+                    Some(read) => read.clone(),
+                },
+            };
+            let end = bytes.as_ref().ok().and_then(|b| recorded(b).ok()).and_then(|r| r.end);
+            if let Err((outcome, now)) = limits(task, record, end.as_deref()) {
                 (run.outcome, run.now) = (outcome, now);
                 runs.push(run);
                 continue;
             }
-            let bytes = match transcripts {
-                Err(e) => Err(e.clone()),
-                Ok(map) => evidence::entry_name(record)
-                    .and_then(|name| map.get(&name))
-                    .ok_or_else(|| "its transcript is missing".to_string()),
-            };
             match bytes {
                 Err(reason) => run.outcome = Outcome::Unreadable { reason },
-                Ok(bytes) => pending.push((runs.len(), task.clone(), record.clone(), run_id.clone(), bytes.clone())),
+                Ok(bytes) => {
+                    pending.push((runs.len(), task.clone(), record.clone(), run_id.clone(), bytes, fixture_known))
+                }
             }
             runs.push(run);
         }
@@ -461,7 +526,7 @@ pub async fn regrade(
     let mut running = JoinSet::new();
     loop {
         while running.len() < jobs.max(1) {
-            let Some((slot, task, record, run_id, bytes)) = queue.next() else { break };
+            let Some((slot, task, record, run_id, bytes, fixture_known)) = queue.next() else { break };
             let n = runs[slot].run;
             let (explainers, root, scratch) = (explainers.clone(), root.clone(), scratch.clone());
             running.spawn(async move {
@@ -476,7 +541,7 @@ pub async fn regrade(
                     limits: &Limits::default(),
                 };
                 let whose = (task.id.as_str(), n, run_id.as_str());
-                (slot, replay(&env, &task, &record, whose, &bytes, &explainers[&task.id]).await)
+                (slot, replay(&env, &task, &record, whose, &bytes, fixture_known, &explainers[&task.id]).await)
             });
         }
         match running.join_next().await {
@@ -485,8 +550,15 @@ pub async fn regrade(
             None => break,
         }
     }
-    let not_in_result =
-        suite.tasks.iter().filter(|s| !result.tasks.iter().any(|t| t.id == s.id)).map(|s| s.id.clone()).collect();
+    // A sweep of some tasks (`--task PREFIX`) is not missing the others.
+    let selected = |id: &str| result.task_filter.as_deref().is_none_or(|prefix| id.starts_with(prefix));
+    let not_in_result = suite
+        .tasks
+        .iter()
+        .filter(|s| selected(&s.id) && !result.tasks.iter().any(|t| t.id == s.id))
+        .map(|s| s.id.clone())
+        .collect();
+    let answered = result.tasks.iter().flat_map(|t| &t.runs).filter(|r| r.passed).count();
     let figures = (not_in_suite.is_empty() && runs.iter().all(|r| r.now.is_some())).then(|| {
         let mut today = result.clone();
         let mut now = runs.iter().map(|r| r.now.expect("every run has a verdict"));
@@ -499,6 +571,7 @@ pub async fn regrade(
         Figures { k: recorded.aggregate.n_runs, recorded: pair(&recorded), today: pair(&today) }
     });
     Regrade {
+        answered,
         result: path.display().to_string(),
         provider: result.provider.clone(),
         model: result.model.clone(),
@@ -527,7 +600,7 @@ pub fn render(r: &Regrade) -> String {
         r.model,
         r.run_id,
         plural(total, "run", "runs"),
-        total - gone - unanswered
+        r.answered
     );
     for id in &r.uncompiled {
         let _ = writeln!(
@@ -541,7 +614,7 @@ pub fn render(r: &Regrade) -> String {
         (count(&|o| matches!(o, Outcome::NeedsRerun { .. })), "need a rerun"),
         (count(&|o| matches!(o, Outcome::NeedsJudge { .. })), "need the judge"),
         (count(&|o| matches!(o, Outcome::Unreadable { .. })), "unreadable"),
-        (gone, "of tasks no longer in the suite"),
+        (gone, if gone == 1 { "run of a task no longer in the suite" } else { "runs of tasks no longer in the suite" }),
     ] {
         if n > 0 {
             tally.push(format!("{n} {what}"));
@@ -551,7 +624,7 @@ pub fn render(r: &Regrade) -> String {
     if unanswered > 0 {
         let _ = writeln!(
             s,
-            "  ({} gave no answer within limits today's tasks keep: no check can solve {})",
+            "  ({} gave no answer, within limits today's tasks keep: no check can solve {})",
             plural(unanswered, "run", "runs"),
             if unanswered == 1 { "it" } else { "them" }
         );
@@ -584,7 +657,7 @@ pub fn render(r: &Regrade) -> String {
     let flipped = r.flipped().count();
     let undetermined = r.undetermined().count() + gone;
     let verdict = match (flipped, undetermined) {
-        (0, 0) if total == unanswered => {
+        (0, 0) if r.answered == 0 => {
             "Every recorded verdict stands under today's checks (no run answered, so no check change can move them)."
                 .to_string()
         }
@@ -608,6 +681,11 @@ pub fn render(r: &Regrade) -> String {
 /// verdict stands.
 pub fn command(path: &Path, suite_root: &Path, json: bool, out: &mut dyn std::io::Write) -> Result<bool> {
     let result = crate::report::load_result(path)?;
+    let mut ids: Vec<&str> = result.tasks.iter().map(|t| t.id.as_str()).collect();
+    ids.sort_unstable();
+    if let Some(pair) = ids.windows(2).find(|p| p[0] == p[1]) {
+        bail!("{}: task `{}` appears twice; a result holds each task once", path.display(), pair[0]);
+    }
     let transcripts = transcripts(path, &result)?;
     let suite = Suite::load(suite_root)?;
     let scratch =
@@ -683,16 +761,54 @@ mod tests {
     }
 
     #[test]
-    fn a_malformed_call_or_a_broken_event_is_the_reason() {
-        let t = json!({"events": [{"type": "model_call", "tool_calls": [{"name": "write_file", "malformed": "EOF"}]}]});
-        let err = recorded(&serde_json::to_vec(&t).unwrap()).err().unwrap();
-        assert!(err.contains("arguments to write_file were malformed"), "{err}");
+    fn a_refused_call_a_cut_one_and_a_broken_event() {
+        let t = json!({"events": [
+            {"type": "model_call", "tool_calls": [{"id": "a", "name": "write_file", "malformed": "EOF"}]},
+            {"type": "tool_call", "turn": 1, "id": "a", "name": "write_file", "arguments": {}, "success": false,
+             "result": {"success": false}, "duration_us": 1},
+            {"type": "tool_call", "turn": 2, "id": "b", "name": "read_file", "arguments": {"path": "p"}, "success": true,
+             "result": "{\"data\": \"… (9000 bytes in all)", "result_truncated": true, "duration_us": 1},
+            {"type": "model_call", "tool_calls": [], "text": "Done."}],
+            "end": {"reason": "answered", "detail": "final answer after 3 model calls", "duration_ms": 1}});
+        let r = recorded(&serde_json::to_vec(&t).unwrap()).unwrap();
+        let flags: Vec<(bool, bool)> = r.calls.iter().map(|c| (c.malformed, c.cut)).collect();
+        assert_eq!(flags, [(true, false), (false, true)]);
+        assert_eq!((r.answer.as_deref(), r.end.as_deref()), (Some("Done."), Some("final answer after 3 model calls")));
         let t = json!({"events": [{"type": "tool_call", "name": 3}]});
         assert!(recorded(&serde_json::to_vec(&t).unwrap()).err().unwrap().starts_with("events[0]: "));
-        let ok = json!({"events": [{"type": "user_message", "text": "hi"},
-            {"type": "tool_call", "turn": 1, "id": "a", "name": "read_file", "arguments": {"path": "p"},
-             "success": false, "result": {"success": false}, "duration_us": 1}]});
-        let r = recorded(&serde_json::to_vec(&ok).unwrap()).unwrap();
-        assert_eq!((r.user_message.as_deref(), r.calls.len()), (Some("hi"), 1));
+    }
+
+    /// The limits a run was held to are read from its transcript's words.
+    #[test]
+    fn a_run_stopped_by_a_limit_that_rose_needs_a_rerun() {
+        let task: Task = serde_json::from_value(json!({"id": "t", "description": "d", "userMessage": "u",
+            "difficulty": "T1", "category": "c", "maxTurns": 8, "timeoutMs": 2502}))
+        .unwrap();
+        let mut run: RunRecord = serde_json::from_value(json!({"id": "t-1", "passed": false, "solved": false,
+            "response_text": "", "errors": [], "transcript_path": "x", "timedOut": true,
+            "metrics": {"turns": 3, "tool_calls": 2, "prompt_tokens": 0, "cached_tokens": 0, "cache_ratio": 0,
+                        "output_tokens": 0, "cost_usd": 0, "loop_fires": 0, "duration_ms": 2503, "tool_list": []},
+            "solve_details": {"expected_tools_met": true, "forbidden_tools_clean": true, "matchers_pass": false,
+                "matcher_details": [], "judge_attempted": false, "judge_available": false, "judge_skipped": false,
+                "vault_assertions_pass": true, "vault_assertion_details": [], "tool_budget_ok": true}}))
+        .unwrap();
+        let outcome = |run: &RunRecord, end: Option<&str>| match limits(&task, run, end) {
+            Err((o, _)) => o,
+            Ok(()) => panic!("an unanswered run is decided by its limits"),
+        };
+        // It ran 2503 ms under a 2500 ms limit; 2502 ms is more time.
+        let end = "no final answer within timeoutMs = 2500 ms: model call 3 was cut off";
+        assert!(matches!(outcome(&run, Some(end)), Outcome::NeedsRerun { .. }));
+        // Without its words, the time it ran is the limit it reached.
+        assert_eq!(outcome(&run, None), Outcome::NotAnswered);
+        run.timed_out = None;
+        run.end_reason = Some(EndReason::TurnLimit);
+        assert!(matches!(
+            outcome(&run, Some("maxTurns = 6 model calls made without a final answer")),
+            Outcome::NeedsRerun { .. }
+        ));
+        assert_eq!(outcome(&run, Some("maxTurns = 8 model calls made without a final answer")), Outcome::NotAnswered);
+        run.solved = true;
+        assert!(matches!(outcome(&run, None), Outcome::Unreadable { .. }), "solved without passing");
     }
 }

@@ -53,6 +53,9 @@ pub struct Manifest {
     /// recorded in the result; absent in manifests of older versions.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub content_hashes: std::collections::BTreeMap<String, String>,
+    /// Each task's fixture hash when the sweep started (`suite::hash::fixture_hash`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub fixture_hashes: std::collections::BTreeMap<String, String>,
     /// Judge matchers are decided by the offline reference judge (see
     /// `sweep::judge::ReferenceJudge`); the result says so.
     #[serde(default)]

@@ -61,6 +61,21 @@ pub fn command() -> Command {
     cmd
 }
 
+/// Copy the folder `from` to `to`, with everything under it.
+pub fn copy_tree(from: &Path, to: &Path) {
+    let mut pending = vec![from.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        let target = to.join(path.strip_prefix(from).unwrap());
+        if path.is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            pending.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
 pub fn vaultbench(args: &[&str], cwd: &Path) -> Output {
     command().args(args).current_dir(cwd).output().expect("the vaultbench binary runs")
 }
