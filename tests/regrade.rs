@@ -139,7 +139,7 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
     );
     assert!(moved.contains("(read_file) answered otherwise in the replay than in the run"), "{moved}");
     // The task files edited by hand above no longer hold what their sources compile to.
-    assert!(moved.contains("warning: the check source of ferry-read-toll is not what its task file holds"), "{moved}");
+    assert!(moved.contains("warning: ferry-read-toll: its check source is not what its task file holds"), "{moved}");
     assert!(
         moved.contains("NEEDS JUDGE  kellmoor-student-photometric-hours#1: the literal checks hold; its judge"),
         "{moved}"
@@ -153,11 +153,16 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
     let source = root.join("evals/checks/radio-count-presenters.toml");
     let edited = std::fs::read_to_string(&source).unwrap().replacen("number = ", "number = 1", 1);
     std::fs::write(&source, edited).unwrap();
+    std::fs::write(root.join("evals/checks/radio-find-producer.toml"), "[[[broken").unwrap();
+    std::fs::remove_file(root.join("evals/checks/radio-outage-report.toml")).unwrap();
     let warned = text(root);
-    assert!(
-        warned.contains("warning: the check source of radio-count-presenters is not what its task file holds"),
-        "{warned}"
-    );
+    for warning in [
+        "warning: radio-count-presenters: its check source is not what its task file holds",
+        "warning: radio-find-producer: its check source does not compile",
+        "warning: radio-outage-report: it has no check source",
+    ] {
+        assert!(warned.contains(warning), "{warning}: {warned}");
+    }
 
     // Broken evidence is reported run by run.
     let transcripts = root.join("results").join(result.file_stem().unwrap());
@@ -188,7 +193,7 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
         assert_eq!(r["outcome"], "unreadable", "{r}");
         r["reason"].as_str().unwrap().to_string()
     };
-    assert!(reason("ferry-list-dockside").contains("not JSON"));
+    assert!(reason("ferry-list-dockside").contains("cannot be read as JSON"));
     assert!(reason("radio-find-producer").contains("missing"));
     assert!(reason("ferry-write-fog-notice").contains("cut in the transcript"));
     assert!(reason("hive-find-swarm-once").contains("of another run (task hive-move-retired, run 1"));
@@ -223,6 +228,19 @@ fn an_edit_past_what_the_transcript_kept_needs_a_rerun() {
     let (code, report, _) = regrade(root, &result);
     assert_eq!(code, Some(0), "{report}");
     assert!(report["not_in_result"].as_array().unwrap().is_empty(), "a --task sweep misses no other task");
+    let out = vaultbench(
+        &["run", "--provider", "reference", "--suite", "evals", "--results", "shards", "--shard", "2/3"],
+        root,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shard = std::fs::read_dir(root.join("shards"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let (code, report, _) = regrade(root, &shard);
+    assert_eq!(code, Some(0), "{report}");
+    assert!(report["not_in_result"].as_array().unwrap().is_empty(), "a shard misses no other shard's task");
 
     let logbook = root.join("evals/fixtures/b-kellmoor-logbook/logbook-2031.md");
     let text = std::fs::read_to_string(&logbook).unwrap();
@@ -265,6 +283,30 @@ fn runs_cut_by_limits_that_rose_since_need_a_rerun() {
     let out = vaultbench(&["regrade", &baseline.to_string_lossy()], root);
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("no run answered, so no check change can move them"), "{}", stdout(&out));
+
+    // A run that gave no answer stands only while what it saw stands: its
+    // request rewritten, a rerun might answer.
+    let task = recorded["tasks"][0]["id"].as_str().unwrap().to_string();
+    let runs = recorded["tasks"][0]["runs"].as_array().unwrap().len();
+    edit_json(&root.join(format!("evals/tasks/{task}.json")), |t| {
+        t["userMessage"] = json!(format!("{} Answer in French.", t["userMessage"].as_str().unwrap()));
+    });
+    let (code, report, _) = regrade(root, &baseline);
+    assert_eq!(code, Some(1));
+    let rewritten: Vec<&Value> = report["runs"].as_array().unwrap().iter().filter(|r| r["task"] == task).collect();
+    assert_eq!(rewritten.len(), runs);
+    for r in rewritten {
+        assert_eq!(r["outcome"], "needs_rerun", "{r}");
+        assert!(r["reason"].as_str().unwrap().contains("the request is not the one the run was given"), "{r}");
+    }
+    let (code, _, _) = {
+        edit_json(&root.join(format!("evals/tasks/{task}.json")), |t| {
+            let m = t["userMessage"].as_str().unwrap().trim_end_matches(" Answer in French.").to_string();
+            t["userMessage"] = json!(m);
+        });
+        regrade(root, &baseline)
+    };
+    assert_eq!(code, Some(0), "the request as it was: the runs stand again");
 
     // Every limit raised: the runs that stopped at one now need a rerun.
     let mut cut = 0;

@@ -484,6 +484,35 @@ fn interrupt_with(signal: &str, code: i32) {
     assert_eq!(done.aggregate.total_runs, 40);
 }
 
+/// A sweep resumed after its fixture changed ran on two fixtures: its result
+/// records no fixture hash for the tasks of that fixture, so `regrade`
+/// trusts none of their tool results a transcript cut. Unchanged, a resumed
+/// sweep keeps them.
+#[test]
+fn a_fixture_edited_before_a_resume_drops_its_tasks_fixture_hash() {
+    for edit in [false, true] {
+        let dir = suite(&["t1", "t2"]);
+        let results = dir.path().join("results");
+        let child = spawn_sweep(dir.path(), &["--repeat", "20", "--jobs", "1", "--cell-delay-ms", "50"]);
+        wait_for_cells(&results, 3);
+        assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+        child.wait_with_output().unwrap();
+        let (_, r) = only_result(&results);
+        assert!(r.interrupted && r.tasks.iter().all(|t| t.fixture_hash.is_some()), "{edit}");
+        if edit {
+            write(&dir.path().join("evals"), "fixtures/orchard/z.md", "Plums and damsons.\n");
+        }
+        let out = vaultbench(&run_args(&["--resume", &r.run_id.0]), dir.path());
+        assert!(out.status.success(), "{}", stderr(&out));
+        let (_, done) = only_result(&results);
+        assert!(!done.interrupted);
+        for t in &done.tasks {
+            assert_eq!(t.fixture_hash.is_none(), edit, "{}: {:?}", t.id, t.fixture_hash);
+            assert!(t.content_hash.is_some(), "the content hash of the start is kept");
+        }
+    }
+}
+
 #[test]
 fn sigint_saves_an_interrupted_result_and_exits_130() {
     interrupt_with("INT", 130);

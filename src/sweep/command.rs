@@ -630,7 +630,7 @@ fn plan_new(args: &RunOptions, err: &mut dyn Write, scratch: &Arc<Scratch>) -> R
 }
 
 fn plan_resume(args: &RunOptions, run_id: &str, err: &mut dyn Write, scratch: &Arc<Scratch>) -> Result<Planned> {
-    let (store, manifest) = Store::find(&args.results, run_id)?;
+    let (store, mut manifest) = Store::find(&args.results, run_id)?;
     let lock = store.lock()?;
     store.remove_leftovers(&lock)?;
     let conflicts = [
@@ -729,6 +729,15 @@ fn plan_resume(args: &RunOptions, run_id: &str, err: &mut dyn Write, scratch: &A
     let judge_warning = judge.is_none().then(|| judge::unscorable_warning(&refs)).flatten();
     let jobs = args.jobs.map_or_else(|| provider::default_jobs(&manifest.provider), usize::from);
     // Last, once every check has passed: nothing is moved for a resume that stops.
+    // A task whose vault files changed since the sweep started runs on two
+    // fixtures: the result records no fixture hash for it, so that `regrade`
+    // trusts no tool result its transcripts cut.
+    let fixtures_now = crate::suite::hash::fixture_hashes(&suite.root, tasks.iter());
+    let recorded = manifest.fixture_hashes.len();
+    manifest.fixture_hashes.retain(|id, hash| fixtures_now.get(id) == Some(hash));
+    if manifest.fixture_hashes.len() != recorded {
+        store.write_manifest(&manifest)?;
+    }
     if args.retry_errors {
         let again = store.set_aside_errored(&lock, &manifest.tasks, manifest.repeat)?;
         if again.is_empty() {

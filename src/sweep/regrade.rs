@@ -119,14 +119,17 @@ pub struct Regrade {
     pub run_id: String,
     /// The result's runs that gave an answer.
     pub answered: usize,
+    /// The sweep was stopped before every run was made.
+    pub interrupted: bool,
     pub runs: Vec<RunRegrade>,
     /// Tasks of the result that the suite no longer has, with their runs.
     pub not_in_suite: Vec<(String, usize)>,
     /// Tasks of the suite that the result does not hold (new, or renamed).
     pub not_in_result: Vec<String>,
-    /// Tasks whose check source is not what their task file holds: regrade
-    /// grades by the task file (`suite compile` writes it).
-    pub uncompiled: Vec<String>,
+    /// Tasks whose check source is missing, does not compile, or is not what
+    /// their task file holds, with the problem: regrade grades by the task
+    /// file (`suite compile` writes it).
+    pub source_warnings: Vec<(String, String)>,
     /// solve^k and the mean solve rate, recorded and today, when every run
     /// has a verdict today.
     pub figures: Option<Figures>,
@@ -217,7 +220,8 @@ struct Call {
 }
 
 fn recorded(bytes: &[u8]) -> Result<Recorded, String> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("the transcript is not JSON: {e}"))?;
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("the transcript cannot be read as JSON: {e}"))?;
     let events = value.get("events").and_then(Value::as_array).ok_or("the transcript has no `events` list")?;
     let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
     let mut out = Recorded {
@@ -300,7 +304,8 @@ fn limits(task: &Task, record: &RunRecord, end: Option<&str>) -> Result<(), (Out
                 task.max_turns
             ));
         }
-        return Err((Outcome::NotAnswered, Some((false, false))));
+        // Its limits stand: the replay shows whether what it saw does.
+        return Ok(());
     }
     let cut = if m.turns > task.max_turns {
         Some(format!("it answered after {} model calls; maxTurns is now {}", m.turns, task.max_turns))
@@ -344,7 +349,7 @@ async fn replay(
             recorded.run_id.as_deref().unwrap_or("?")
         ));
     }
-    if recorded.answer.as_deref() != Some(record.response_text.as_str()) {
+    if record.passed && recorded.answer.as_deref() != Some(record.response_text.as_str()) {
         return unreadable("the transcript's final answer is not the result's response text".into());
     }
     let mut steps = Vec::with_capacity(recorded.calls.len());
@@ -427,6 +432,11 @@ async fn replay(
     if !out.record.passed || replayed.len() != recorded.calls.len() {
         return rerun(format!("the replay did not finish as the run did: {:?}", out.record.errors));
     }
+    if !record.passed {
+        // It saw what the run saw, and today's limits are those that stopped
+        // it: it gives no answer again, and no check can solve it.
+        return (Outcome::NotAnswered, Some((false, false)));
+    }
     let details = &out.record.solve_details;
     let literal = details.literal_checks_hold();
     let judged = |d: &[MatcherDetail]| -> Vec<(String, bool, bool)> {
@@ -470,13 +480,31 @@ pub async fn regrade(
     jobs: usize,
     scratch: Arc<Scratch>,
 ) -> Regrade {
-    let mut uncompiled = Vec::new();
+    // A suite with check sources (ours) compiles each task's from it; a
+    // suite without (the reference harness's) has only its task files.
+    let has_sources = crate::suite::compile::checks_dir(&suite.root).is_dir();
+    let mut source_warnings = Vec::new();
     let mut explainers = BTreeMap::new();
     for t in &suite.tasks {
-        let compiled = crate::suite::compile::compile_task(&suite.root, t).and_then(Result::ok);
-        if compiled.as_ref().is_some_and(|c| !crate::suite::compile::agrees(t, c)) {
-            uncompiled.push(t.id.clone());
-        }
+        let compiled = match crate::suite::compile::compile_task(&suite.root, t) {
+            None if has_sources => {
+                source_warnings.push((t.id.clone(), "it has no check source".to_string()));
+                None
+            }
+            None => None,
+            Some(Err(_)) => {
+                let problem = "its check source does not compile (`vaultbench suite compile --check` says why)";
+                source_warnings.push((t.id.clone(), problem.to_string()));
+                None
+            }
+            Some(Ok(c)) => {
+                if !crate::suite::compile::agrees(t, &c) {
+                    let problem = "its check source is not what its task file holds (run `vaultbench suite compile`)";
+                    source_warnings.push((t.id.clone(), problem.to_string()));
+                }
+                Some(c)
+            }
+        };
         explainers.insert(t.id.clone(), Explainer::new(compiled));
     }
     let explainers = Arc::new(explainers);
@@ -550,14 +578,20 @@ pub async fn regrade(
             None => break,
         }
     }
-    // A sweep of some tasks (`--task PREFIX`) is not missing the others.
-    let selected = |id: &str| result.task_filter.as_deref().is_none_or(|prefix| id.starts_with(prefix));
-    let not_in_result = suite
+    // A sweep of some tasks (`--task PREFIX`, `--shard I/N`) is not missing
+    // the others: the suite's tasks are held to its selection, as `run` made it.
+    let mut selected: Vec<&str> = suite
         .tasks
         .iter()
-        .filter(|s| selected(&s.id) && !result.tasks.iter().any(|t| t.id == s.id))
-        .map(|s| s.id.clone())
+        .map(|s| s.id.as_str())
+        .filter(|id| result.task_filter.as_deref().is_none_or(|prefix| id.starts_with(prefix)))
         .collect();
+    selected.sort_unstable();
+    if let Some(shard) = result.shard.as_deref().and_then(|s| s.parse::<super::shard::Shard>().ok()) {
+        selected = shard.select(selected);
+    }
+    let not_in_result =
+        selected.into_iter().filter(|id| !result.tasks.iter().any(|t| t.id == *id)).map(str::to_string).collect();
     let answered = result.tasks.iter().flat_map(|t| &t.runs).filter(|r| r.passed).count();
     let figures = (not_in_suite.is_empty() && runs.iter().all(|r| r.now.is_some())).then(|| {
         let mut today = result.clone();
@@ -571,6 +605,7 @@ pub async fn regrade(
         Figures { k: recorded.aggregate.n_runs, recorded: pair(&recorded), today: pair(&today) }
     });
     Regrade {
+        interrupted: result.interrupted,
         answered,
         result: path.display().to_string(),
         provider: result.provider.clone(),
@@ -579,7 +614,7 @@ pub async fn regrade(
         runs,
         not_in_suite,
         not_in_result,
-        uncompiled,
+        source_warnings,
         figures,
     }
 }
@@ -602,11 +637,11 @@ pub fn render(r: &Regrade) -> String {
         plural(total, "run", "runs"),
         r.answered
     );
-    for id in &r.uncompiled {
-        let _ = writeln!(
-            s,
-            "  warning: the check source of {id} is not what its task file holds; regrade grades by the task file (run `vaultbench suite compile` first)"
-        );
+    for (id, problem) in &r.source_warnings {
+        let _ = writeln!(s, "  warning: {id}: {problem}; regrade grades by the task file");
+    }
+    if r.interrupted {
+        let _ = writeln!(s, "  note: the sweep was interrupted; these are the runs it finished");
     }
     let mut tally = vec![format!("{} unchanged", count(&|o| matches!(o, Outcome::Same { .. })) + unanswered)];
     for (n, what) in [
@@ -792,23 +827,19 @@ mod tests {
                 "matcher_details": [], "judge_attempted": false, "judge_available": false, "judge_skipped": false,
                 "vault_assertions_pass": true, "vault_assertion_details": [], "tool_budget_ok": true}}))
         .unwrap();
-        let outcome = |run: &RunRecord, end: Option<&str>| match limits(&task, run, end) {
-            Err((o, _)) => o,
-            Ok(()) => panic!("an unanswered run is decided by its limits"),
-        };
+        // `None`: the limits stand, and the replay decides.
+        let outcome = |run: &RunRecord, end: Option<&str>| limits(&task, run, end).err().map(|(o, _)| o);
         // It ran 2503 ms under a 2500 ms limit; 2502 ms is more time.
         let end = "no final answer within timeoutMs = 2500 ms: model call 3 was cut off";
-        assert!(matches!(outcome(&run, Some(end)), Outcome::NeedsRerun { .. }));
+        assert!(matches!(outcome(&run, Some(end)), Some(Outcome::NeedsRerun { .. })));
         // Without its words, the time it ran is the limit it reached.
-        assert_eq!(outcome(&run, None), Outcome::NotAnswered);
+        assert_eq!(outcome(&run, None), None);
         run.timed_out = None;
         run.end_reason = Some(EndReason::TurnLimit);
-        assert!(matches!(
-            outcome(&run, Some("maxTurns = 6 model calls made without a final answer")),
-            Outcome::NeedsRerun { .. }
-        ));
-        assert_eq!(outcome(&run, Some("maxTurns = 8 model calls made without a final answer")), Outcome::NotAnswered);
+        let stopped = |turns: u32| format!("maxTurns = {turns} model calls made without a final answer");
+        assert!(matches!(outcome(&run, Some(&stopped(6))), Some(Outcome::NeedsRerun { .. })));
+        assert_eq!(outcome(&run, Some(&stopped(8))), None);
         run.solved = true;
-        assert!(matches!(outcome(&run, None), Outcome::Unreadable { .. }), "solved without passing");
+        assert!(matches!(outcome(&run, None), Some(Outcome::Unreadable { .. })), "solved without passing");
     }
 }
