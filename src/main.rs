@@ -176,9 +176,10 @@ enum Command {
     ///
     /// A change of checks does not change what a model saw (the request, the
     /// notes, the tools), so its runs stand and only their verdicts may move.
-    /// Each answered run is replayed from its transcript: its tool calls in
-    /// order, against a fresh copy of today's fixture through the real vault
-    /// tools, then its final answer, scored by today's task file. Each run is
+    /// Each run is replayed from its transcript: its tool calls in order,
+    /// against a fresh copy of today's fixture through the real vault tools,
+    /// then its final answer, scored by today's task file (a run that gave no
+    /// answer is only shown to have seen what it saw). Each run is
     /// unchanged, FLIPPED (with what now fails), NEEDS RERUN (the replay did
     /// not see what the run saw: another prompt, request, tools or tool
     /// result; or a limit rose above where it stopped the run), NEEDS JUDGE

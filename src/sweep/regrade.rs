@@ -3,20 +3,23 @@
 //! A task's checks are not part of what its model saw (the request, the
 //! attached notes, the fixture, the tools), so a run's trajectory stands when
 //! only the checks change; its verdict is then a function of that trajectory
-//! and the new checks. Each answered run is replayed from its transcript: its
-//! tool calls, in order, against a fresh copy of today's fixture through the
-//! real vault tools, then its final answer; the vault and the answer are
-//! scored by today's task.
+//! and the new checks. Each run is replayed from its transcript: its tool
+//! calls, in order, against a fresh copy of today's fixture through the real
+//! vault tools, then its final answer; the vault and the answer of an
+//! answered run are scored by today's task.
 //!
 //! The replay is only taken as the run when it saw what the run saw: the same
-//! request, and every tool call giving the result the transcript recorded. A
-//! task changed beyond its checks (another note in its fixture, another
-//! request) shows as a different result, and that run is reported as not
-//! regradable: only a rerun can say. So are runs whose transcript cannot be
-//! replayed (a call's arguments cut to the transcript's limit, malformed
-//! arguments, a missing transcript). Judge verdicts are taken from the result
-//! where today's judge criteria are the ones the run was judged by; where they
-//! changed, a run the literal checks pass needs the judge.
+//! system prompt, tools and request, and every tool call giving the result the
+//! transcript recorded (where the transcript cut a result, the fixture hash
+//! the result records must be today's). A task changed beyond its checks
+//! (another note in its fixture, another request) shows as a difference, and
+//! that run needs a rerun; so does one stopped by a limit that has risen
+//! since. A run that gave no answer, shown to have seen what it saw under the
+//! same limits, can be solved by no check. Runs whose transcript cannot stand
+//! for them (missing, of another run, its arguments cut) are unreadable.
+//! Judge verdicts are taken from the result where today's judge criteria are
+//! the ones the run was judged by; where they changed, a run the literal
+//! checks pass needs the judge.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -321,8 +324,9 @@ fn limits(task: &Task, record: &RunRecord, end: Option<&str>) -> Result<(), (Out
     }
 }
 
-/// Replay one answered run against today's `task`; its outcome and today's
-/// (passed, solved) where known.
+/// Replay one run against today's `task` (an answered one is then graded;
+/// one that gave no answer only shown to have seen what it saw); its
+/// outcome and today's (passed, solved) where known.
 async fn replay(
     env: &CellEnv<'_>,
     task: &Task,
@@ -374,8 +378,8 @@ async fn replay(
             record.metrics.tool_calls
         ));
     }
-    // The run answered within its limits, and today's (checked before)
-    // would let it; the replay, one call a turn, must not be cut by them.
+    // Today's limits were weighed against the run's before; the replay,
+    // one call a turn, must not be cut by them.
     let mut task = task.clone();
     task.max_turns = task.max_turns.max(u32::try_from(steps.len() + 1).unwrap_or(u32::MAX));
     let model = ReferenceModel::new(Reference { steps, answer: record.response_text.clone() }, "regrade");
