@@ -242,6 +242,20 @@ fn an_edit_past_what_the_transcript_kept_needs_a_rerun() {
     assert_eq!(code, Some(0), "{report}");
     assert!(report["not_in_result"].as_array().unwrap().is_empty(), "a shard misses no other shard's task");
 
+    // A result from before the fixture hash: its unchanged task's content
+    // hash, which covers the fixture, vouches for the cut results.
+    let older = result.with_file_name("older.json");
+    std::fs::copy(&result, &older).unwrap();
+    edit_json(&older, |r| {
+        for t in r["tasks"].as_array_mut().unwrap() {
+            t.as_object_mut().unwrap().remove("fixture_hash");
+        }
+    });
+    std::fs::create_dir_all(root.join("results/older")).unwrap();
+    copy_tree(&root.join("results").join(result.file_stem().unwrap()), &root.join("results/older"));
+    let (code, report, _) = regrade(root, &older);
+    assert_eq!(code, Some(0), "{report}");
+
     let logbook = root.join("evals/fixtures/b-kellmoor-logbook/logbook-2031.md");
     let text = std::fs::read_to_string(&logbook).unwrap();
     let at = text.find("V = 12.07").expect("the reading the task turns on");
