@@ -506,8 +506,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cmd_rescore(&result, json, write.as_deref(), judge.then_some(suite.as_path()), repeat)
         }
         Command::Regrade { result, suite, json } => {
-            let stands = vaultbench::sweep::regrade::command(&result, &suite, json, &mut output::stdout())?;
-            Ok(if stands { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            status(vaultbench::sweep::regrade::command(&result, &suite, json, &mut output::stdout()))
         }
         Command::Run(args) => status(sweep_command::run(args.options(), &mut output::stdout(), &mut output::stderr())),
         Command::Merge { shards, out } => status(sweep_command::merge(&shards, out, &mut output::stdout())),

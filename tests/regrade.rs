@@ -117,8 +117,10 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
     let mut text_of_note = std::fs::read_to_string(&note).unwrap();
     text_of_note.push_str("\nA line written after the sweep.\n");
     std::fs::write(&note, text_of_note).unwrap();
-    // A limit falls below what a run used: it would have been cut.
+    // A limit falls below what a run used: it would have been cut. Where the
+    // run also saw another fixture, only a rerun can say.
     edit_json(&root.join("evals/tasks/ferry-see-also-cycle.json"), |t| t["maxTurns"] = json!(1));
+    edit_json(&root.join("evals/tasks/ferry-depth-not-recorded.json"), |t| t["maxTurns"] = json!(1));
 
     let (code, report, _) = regrade(root, &result);
     assert_eq!(code, Some(1));
@@ -354,4 +356,46 @@ fn a_result_without_transcripts_is_refused_with_the_reason() {
     let out = vaultbench(&["regrade", &result.to_string_lossy(), "--suite", "."], dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stderr(&out).contains("no transcripts for"), "{}", stderr(&out));
+}
+
+/// Ctrl-C stops a regrade with exit 130, its temporary vaults removed.
+#[test]
+fn an_interrupted_regrade_leaves_no_vault_behind() {
+    let dir = suite_copy();
+    let root = dir.path();
+    let out = vaultbench(
+        &["run", "--provider", "reference", "--suite", "evals", "--results", "results", "--repeat", "20"],
+        root,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: PathBuf = std::fs::read_dir(root.join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let scratch = |tmp: &Path| {
+        std::fs::read_dir(tmp)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("vaultbench-"))
+            .count()
+    };
+    let child = command()
+        .args(["regrade", &result.to_string_lossy()])
+        .current_dir(root)
+        .env("TMPDIR", tmp.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while scratch(tmp.path()) == 0 {
+        assert!(start.elapsed().as_secs() < 30, "no scratch folder appeared");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let killed = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(scratch(tmp.path()), 0, "the temporary vaults are removed");
 }

@@ -513,6 +513,22 @@ fn a_fixture_edited_before_a_resume_drops_its_tasks_fixture_hash() {
     }
 }
 
+/// A fixture edited while a sweep runs: its tasks ran on two fixtures, and
+/// the result records no fixture hash for them.
+#[test]
+fn a_fixture_edited_during_a_sweep_drops_its_tasks_fixture_hash() {
+    let dir = suite(&["t1", "t2"]);
+    let results = dir.path().join("results");
+    let child = spawn_sweep(dir.path(), &["--repeat", "10", "--jobs", "1", "--cell-delay-ms", "30"]);
+    wait_for_cells(&results, 2);
+    write(&dir.path().join("evals"), "fixtures/orchard/z.md", "Plums and damsons.\n");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_, done) = only_result(&results);
+    assert_eq!(done.aggregate.total_runs, 20);
+    assert!(done.tasks.iter().all(|t| t.fixture_hash.is_none() && t.content_hash.is_some()));
+}
+
 #[test]
 fn sigint_saves_an_interrupted_result_and_exits_130() {
     interrupt_with("INT", 130);

@@ -72,16 +72,26 @@ fn hash(root: &Path, task: &Task, with_definition: bool) -> Result<String> {
     if let Some(name) = &task.fixture {
         let folder = fixtures::resolve(&fixtures_dir, name, Kind::Folder).map_err(anyhow::Error::msg)?;
         let mut files = Vec::new();
+        let mut folders = Vec::new();
         for entry in walkdir::WalkDir::new(&folder).follow_links(false).sort_by_file_name() {
             let entry = entry.with_context(|| format!("reading the fixture {}", folder.display()))?;
+            let rel = entry.path().strip_prefix(&folder).expect("walkdir stays below its root");
+            let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
             if entry.file_type().is_file() {
-                let rel = entry.path().strip_prefix(&folder).expect("walkdir stays below its root");
-                let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
                 files.push((rel.join("/"), entry.into_path()));
+            } else if entry.file_type().is_dir() && !with_definition && !rel.is_empty() {
+                // A folder is listed by `list_files` even when empty: the
+                // fixture hash (newer than the content hash, whose values
+                // results already hold) names every folder.
+                folders.push(rel.join("/"));
             }
         }
         // By their names as written, whatever the platform's separator.
         files.sort();
+        folders.sort();
+        for rel in &folders {
+            part(&mut sha, b"folder", rel.as_bytes(), b"");
+        }
         for (rel, path) in files {
             let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
             part(&mut sha, b"fixture", rel.as_bytes(), &bytes);
@@ -171,6 +181,13 @@ mod tests {
         let second = fixture(root);
         assert_ne!(second, first);
         write(root, "fixtures/seed/memo.md", "memo 2\n");
-        assert_ne!(fixture(root), second);
+        let third = fixture(root);
+        assert_ne!(third, second);
+        // An empty folder is listed by the tools: it moves the fixture hash,
+        // and leaves the content hash (whose values results hold) alone.
+        let content = hash(root);
+        std::fs::create_dir_all(root.join("fixtures/f/old")).unwrap();
+        assert_ne!(fixture(root), third);
+        assert_eq!(hash(root), content);
     }
 }

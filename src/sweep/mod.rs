@@ -232,6 +232,10 @@ impl Sweep {
     /// number; a task with no finished run is left out. The records are
     /// moved, not copied: they hold every answer of the sweep.
     fn assemble(&self, mut done: HashMap<(usize, u32), RunRecord>, interrupted: bool) -> ResultFile {
+        // A fixture edited while the sweep ran gave its tasks' runs two
+        // fixtures: their result records no fixture hash (`regrade` then
+        // trusts none of the tool results their transcripts cut).
+        let fixtures_now = crate::suite::hash::fixture_hashes(&self.suite_root, self.tasks.iter());
         let tasks: Vec<_> = self
             .tasks
             .iter()
@@ -240,7 +244,12 @@ impl Sweep {
                 let runs: Vec<RunRecord> = (1..=self.k()).filter_map(|n| done.remove(&(t, n))).collect();
                 (!runs.is_empty()).then(|| TaskResult {
                     content_hash: self.manifest.content_hashes.get(&task.id).cloned(),
-                    fixture_hash: self.manifest.fixture_hashes.get(&task.id).cloned(),
+                    fixture_hash: self
+                        .manifest
+                        .fixture_hashes
+                        .get(&task.id)
+                        .filter(|h| fixtures_now.get(&task.id) == Some(*h))
+                        .cloned(),
                     ..aggregate::task_result(task.id.clone(), Some(task.difficulty), Some(task.category.clone()), runs)
                 })
             })

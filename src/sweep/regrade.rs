@@ -32,6 +32,7 @@ use tokio::task::JoinSet;
 
 use super::cell::{self, CellEnv};
 use super::check::failing_checks;
+use super::command::Status;
 use super::scratch::Scratch;
 use crate::agent::transcript::Event;
 use crate::checks::explain::Explainer;
@@ -278,10 +279,15 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// Today's limits against what the run used: `Err` is the outcome when
-/// they decide it (a run cut by a limit today's task raised needs a rerun;
-/// an answer today's task would have cut is unsolved), `Ok` when the run
-/// stands to be graded.
-fn limits(task: &Task, record: &RunRecord, end: Option<&str>) -> Result<(), (Outcome, Option<(bool, bool)>)> {
+/// they decide it before any replay (a run stopped by a limit today's task
+/// raised needs a rerun); `Ok(Some(why))` when a lowered limit would have cut
+/// an answered run, which decides it once the replay shows the run stands;
+/// `Ok(None)` when the run is for the replay to grade.
+fn limits(
+    task: &Task,
+    record: &RunRecord,
+    end: Option<&str>,
+) -> Result<Option<String>, (Outcome, Option<(bool, bool)>)> {
     let m = &record.metrics;
     if record.solved && !record.passed {
         let reason = "the result says it was solved without passing".to_string();
@@ -308,7 +314,7 @@ fn limits(task: &Task, record: &RunRecord, end: Option<&str>) -> Result<(), (Out
             ));
         }
         // Its limits stand: the replay shows whether what it saw does.
-        return Ok(());
+        return Ok(None);
     }
     let cut = if m.turns > task.max_turns {
         Some(format!("it answered after {} model calls; maxTurns is now {}", m.turns, task.max_turns))
@@ -317,11 +323,7 @@ fn limits(task: &Task, record: &RunRecord, end: Option<&str>) -> Result<(), (Out
     } else {
         None
     };
-    match cut {
-        Some(why) if record.solved => Err((Outcome::Flipped { solved: false, why }, Some((false, false)))),
-        Some(_) => Err((Outcome::Same { solved: false }, Some((false, false)))),
-        None => Ok(()),
-    }
+    Ok(cut)
 }
 
 /// Replay one run against today's `task` (an answered one is then graded;
@@ -334,6 +336,7 @@ async fn replay(
     whose: (&str, usize, &str),
     bytes: &[u8],
     fixture_known: bool,
+    cut_by_limit: Option<String>,
     explain: &Explainer,
 ) -> (Outcome, Option<(bool, bool)>) {
     let unreadable = |reason: String| (Outcome::Unreadable { reason }, None);
@@ -441,6 +444,12 @@ async fn replay(
         // it: it gives no answer again, and no check can solve it.
         return (Outcome::NotAnswered, Some((false, false)));
     }
+    // The run stands, and a limit lowered since would have cut its answer.
+    if let Some(why) = cut_by_limit {
+        let outcome =
+            if record.solved { Outcome::Flipped { solved: false, why } } else { Outcome::Same { solved: false } };
+        return (outcome, Some((false, false)));
+    }
     let details = &out.record.solve_details;
     let literal = details.literal_checks_hold();
     let judged = |d: &[MatcherDetail]| -> Vec<(String, bool, bool)> {
@@ -455,14 +464,19 @@ async fn replay(
     };
     let today = judged(&details.matcher_details);
     let then = judged(&record.solve_details.matcher_details);
+    // Each of today's criteria takes the verdict given on the same words in
+    // the run, wherever it stood among the task's judge matchers.
+    let on_record: Option<Vec<&(String, bool, bool)>> =
+        today.iter().map(|(criteria, ..)| then.iter().find(|(c, ..)| c == criteria)).collect();
     let solved = if today.is_empty() || !literal {
         literal
-    } else if then.len() != today.len() || then.iter().zip(&today).any(|(a, b)| a.0 != b.0) {
-        return (Outcome::NeedsJudge { reason: "its judge criteria changed".into() }, None);
-    } else if then.iter().any(|(_, _, failed)| *failed) {
-        return (Outcome::NeedsJudge { reason: "the judge gave no verdict in the run".into() }, None);
+    } else if let Some(on_record) = on_record {
+        if on_record.iter().any(|(_, _, failed)| *failed) {
+            return (Outcome::NeedsJudge { reason: "the judge gave no verdict in the run".into() }, None);
+        }
+        on_record.iter().all(|(_, verdict, _)| *verdict)
     } else {
-        then.iter().all(|(_, verdict, _)| *verdict)
+        return (Outcome::NeedsJudge { reason: "its judge criteria changed".into() }, None);
     };
     let outcome = if solved == record.solved {
         Outcome::Same { solved }
@@ -546,15 +560,18 @@ pub async fn regrade(
                 },
             };
             let end = bytes.as_ref().ok().and_then(|b| recorded(b).ok()).and_then(|r| r.end);
-            if let Err((outcome, now)) = limits(task, record, end.as_deref()) {
-                (run.outcome, run.now) = (outcome, now);
-                runs.push(run);
-                continue;
-            }
+            let cut = match limits(task, record, end.as_deref()) {
+                Err((outcome, now)) => {
+                    (run.outcome, run.now) = (outcome, now);
+                    runs.push(run);
+                    continue;
+                }
+                Ok(cut) => cut,
+            };
             match bytes {
                 Err(reason) => run.outcome = Outcome::Unreadable { reason },
                 Ok(bytes) => {
-                    pending.push((runs.len(), task.clone(), record.clone(), run_id.clone(), bytes, fixture_known))
+                    pending.push((runs.len(), task.clone(), record.clone(), run_id.clone(), bytes, fixture_known, cut))
                 }
             }
             runs.push(run);
@@ -564,7 +581,7 @@ pub async fn regrade(
     let mut running = JoinSet::new();
     loop {
         while running.len() < jobs.max(1) {
-            let Some((slot, task, record, run_id, bytes, fixture_known)) = queue.next() else { break };
+            let Some((slot, task, record, run_id, bytes, fixture_known, cut)) = queue.next() else { break };
             let n = runs[slot].run;
             let (explainers, root, scratch) = (explainers.clone(), root.clone(), scratch.clone());
             running.spawn(async move {
@@ -579,7 +596,7 @@ pub async fn regrade(
                     limits: &Limits::default(),
                 };
                 let whose = (task.id.as_str(), n, run_id.as_str());
-                (slot, replay(&env, &task, &record, whose, &bytes, fixture_known, &explainers[&task.id]).await)
+                (slot, replay(&env, &task, &record, whose, &bytes, fixture_known, cut, &explainers[&task.id]).await)
             });
         }
         match running.join_next().await {
@@ -600,8 +617,12 @@ pub async fn regrade(
     if let Some(shard) = result.shard.as_deref().and_then(|s| s.parse::<super::shard::Shard>().ok()) {
         selected = shard.select(selected);
     }
-    let not_in_result =
-        selected.into_iter().filter(|id| !result.tasks.iter().any(|t| t.id == *id)).map(str::to_string).collect();
+    // An interrupted sweep is missing the tasks it did not reach; it says so.
+    let not_in_result = selected
+        .into_iter()
+        .filter(|id| !result.interrupted && !result.tasks.iter().any(|t| t.id == *id))
+        .map(str::to_string)
+        .collect();
     let answered = result.tasks.iter().flat_map(|t| &t.runs).filter(|r| r.passed).count();
     let figures = (not_in_suite.is_empty() && runs.iter().all(|r| r.now.is_some())).then(|| {
         let mut today = result.clone();
@@ -722,9 +743,9 @@ pub fn render(r: &Regrade) -> String {
     s
 }
 
-/// `vaultbench regrade`: load, regrade, print; `Ok(true)` when every
-/// verdict stands.
-pub fn command(path: &Path, suite_root: &Path, json: bool, out: &mut dyn std::io::Write) -> Result<bool> {
+/// `vaultbench regrade`: load, regrade, print; `Ok` when every verdict
+/// stands. Ctrl-C or SIGTERM stops it, its temporary vaults removed.
+pub fn command(path: &Path, suite_root: &Path, json: bool, out: &mut dyn std::io::Write) -> Result<Status> {
     let result = crate::report::load_result(path)?;
     let mut ids: Vec<&str> = result.tasks.iter().map(|t| t.id.as_str()).collect();
     ids.sort_unstable();
@@ -739,13 +760,26 @@ pub fn command(path: &Path, suite_root: &Path, json: bool, out: &mut dyn std::io
         })?);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
-    let r = runtime.block_on(regrade(path, &result, &transcripts, &suite, 8, scratch));
+    let done = runtime.block_on(async {
+        let interrupt = super::signal::listen();
+        tokio::select! {
+            r = regrade(path, &result, &transcripts, &suite, 8, scratch.clone()) => Ok(r),
+            signal = interrupt => Err(signal),
+        }
+    });
+    // The replays still in flight end with the runtime; the last of them
+    // drops the scratch folder with its vaults.
+    drop(runtime);
+    let r = match done {
+        Ok(r) => r,
+        Err(signal) => return Ok(Status::Interrupted(signal)),
+    };
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
     } else {
         write!(out, "{}", render(&r))?;
     }
-    Ok(r.all_stand())
+    Ok(if r.all_stand() { Status::Ok } else { Status::Failed })
 }
 
 #[cfg(test)]
