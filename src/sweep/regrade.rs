@@ -283,11 +283,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// raised needs a rerun); `Ok(Some(why))` when a lowered limit would have cut
 /// an answered run, which decides it once the replay shows the run stands;
 /// `Ok(None)` when the run is for the replay to grade.
-fn limits(
-    task: &Task,
-    record: &RunRecord,
-    end: Option<&str>,
-) -> Result<Option<String>, (Outcome, Option<(bool, bool)>)> {
+fn limits(task: &Task, record: &RunRecord, end: Option<&str>) -> Result<Option<String>, Decided> {
     let m = &record.metrics;
     if record.solved && !record.passed {
         let reason = "the result says it was solved without passing".to_string();
@@ -326,28 +322,37 @@ fn limits(
     Ok(cut)
 }
 
-/// Replay one run against today's `task` (an answered one is then graded;
-/// one that gave no answer only shown to have seen what it saw); its
-/// outcome and today's (passed, solved) where known.
-async fn replay(
-    env: &CellEnv<'_>,
-    task: &Task,
-    record: &RunRecord,
-    whose: (&str, usize, &str),
-    bytes: &[u8],
+/// A run's outcome, with today's (passed, solved) where known.
+type Decided = (Outcome, Option<(bool, bool)>);
+
+/// One run to replay, with what was learnt of it before.
+struct Job {
+    task: Task,
+    record: RunRecord,
+    /// 1-based, and the run id its transcript must carry.
+    n: usize,
+    run_id: String,
+    transcript: Vec<u8>,
+    /// The vault's files are those the run ran on (its recorded fixture or
+    /// content hash is today's).
     fixture_known: bool,
+    /// Why a limit lowered since would have cut its answer.
     cut_by_limit: Option<String>,
-    explain: &Explainer,
-) -> (Outcome, Option<(bool, bool)>) {
+}
+
+/// Replay one run against today's task (an answered one is then graded;
+/// one that gave no answer only shown to have seen what it saw).
+async fn replay(env: &CellEnv<'_>, job: Job, explain: &Explainer) -> Decided {
+    let Job { task, record, n, run_id, transcript, fixture_known, cut_by_limit } = job;
+    let (task, record, bytes) = (&task, &record, transcript.as_slice());
     let unreadable = |reason: String| (Outcome::Unreadable { reason }, None);
     let rerun = |reason: String| (Outcome::NeedsRerun { reason }, None);
     let recorded = match recorded(bytes) {
         Ok(r) => r,
         Err(reason) => return unreadable(reason),
     };
-    let (task_id, n, run_id) = whose;
     if (recorded.task_id.as_deref(), recorded.run, recorded.run_id.as_deref())
-        != (Some(task_id), Some(n as u64), Some(run_id))
+        != (Some(task.id.as_str()), Some(n as u64), Some(run_id.as_str()))
     {
         return unreadable(format!(
             "the transcript is of another run (task {}, run {}, run id {})",
@@ -570,9 +575,18 @@ pub async fn regrade(
             };
             match bytes {
                 Err(reason) => run.outcome = Outcome::Unreadable { reason },
-                Ok(bytes) => {
-                    pending.push((runs.len(), task.clone(), record.clone(), run_id.clone(), bytes, fixture_known, cut))
-                }
+                Ok(transcript) => pending.push((
+                    runs.len(),
+                    Job {
+                        task: task.clone(),
+                        record: record.clone(),
+                        n: i + 1,
+                        run_id: run_id.clone(),
+                        transcript,
+                        fixture_known,
+                        cut_by_limit: cut,
+                    },
+                )),
             }
             runs.push(run);
         }
@@ -581,8 +595,7 @@ pub async fn regrade(
     let mut running = JoinSet::new();
     loop {
         while running.len() < jobs.max(1) {
-            let Some((slot, task, record, run_id, bytes, fixture_known, cut)) = queue.next() else { break };
-            let n = runs[slot].run;
+            let Some((slot, job)) = queue.next() else { break };
             let (explainers, root, scratch) = (explainers.clone(), root.clone(), scratch.clone());
             running.spawn(async move {
                 let toolbox = Toolbox::standard();
@@ -595,8 +608,8 @@ pub async fn regrade(
                     max_output_tokens: None,
                     limits: &Limits::default(),
                 };
-                let whose = (task.id.as_str(), n, run_id.as_str());
-                (slot, replay(&env, &task, &record, whose, &bytes, fixture_known, cut, &explainers[&task.id]).await)
+                let explain = &explainers[&job.task.id];
+                (slot, replay(&env, job, explain).await)
             });
         }
         match running.join_next().await {
