@@ -27,6 +27,20 @@ fn suite_copy() -> tempfile::TempDir {
     dir
 }
 
+/// A reference sweep of the suite in `root` into `root/<results>`, with
+/// `extra` arguments; its result file.
+fn reference_sweep(root: &Path, results: &str, extra: &[&str]) -> PathBuf {
+    let mut args = vec!["run", "--provider", "reference", "--suite", "evals", "--results", results];
+    args.extend_from_slice(extra);
+    let out = vaultbench(&args, root);
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::read_dir(root.join(results))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap()
+}
+
 fn regrade(dir: &Path, result: &Path) -> (Option<i32>, Value, String) {
     let out = vaultbench(&["regrade", &result.to_string_lossy(), "--json"], dir);
     let json = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
@@ -47,16 +61,7 @@ fn edit_json(path: &Path, edit: impl FnOnce(&mut Value)) {
 fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture_asks_for_a_rerun() {
     let dir = suite_copy();
     let root = dir.path();
-    let out = vaultbench(
-        &["run", "--provider", "reference", "--suite", "evals", "--results", "results", "--repeat", "1"],
-        root,
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let result: PathBuf = std::fs::read_dir(root.join("results"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "json"))
-        .unwrap();
+    let result = reference_sweep(root, "results", &["--repeat", "1"]);
     let tasks = std::fs::read_dir(root.join("evals/tasks")).unwrap().count();
     let text = |root: &Path| stdout(&vaultbench(&["regrade", &result.to_string_lossy()], root));
 
@@ -217,29 +222,11 @@ fn recorded_runs_keep_their_verdicts_until_a_check_changes_and_a_changed_fixture
 fn an_edit_past_what_the_transcript_kept_needs_a_rerun() {
     let dir = suite_copy();
     let root = dir.path();
-    let out = vaultbench(
-        &["run", "--provider", "reference", "--suite", "evals", "--results", "results", "--task", "kellmoor-variable"],
-        root,
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let result: PathBuf = std::fs::read_dir(root.join("results"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "json"))
-        .unwrap();
+    let result = reference_sweep(root, "results", &["--task", "kellmoor-variable"]);
     let (code, report, _) = regrade(root, &result);
     assert_eq!(code, Some(0), "{report}");
     assert!(report["not_in_result"].as_array().unwrap().is_empty(), "a --task sweep misses no other task");
-    let out = vaultbench(
-        &["run", "--provider", "reference", "--suite", "evals", "--results", "shards", "--shard", "2/3"],
-        root,
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let shard = std::fs::read_dir(root.join("shards"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "json"))
-        .unwrap();
+    let shard = reference_sweep(root, "shards", &["--shard", "2/3"]);
     let (code, report, _) = regrade(root, &shard);
     assert_eq!(code, Some(0), "{report}");
     assert!(report["not_in_result"].as_array().unwrap().is_empty(), "a shard misses no other shard's task");
@@ -363,16 +350,7 @@ fn a_result_without_transcripts_is_refused_with_the_reason() {
 fn an_interrupted_regrade_leaves_no_vault_behind() {
     let dir = suite_copy();
     let root = dir.path();
-    let out = vaultbench(
-        &["run", "--provider", "reference", "--suite", "evals", "--results", "results", "--repeat", "20"],
-        root,
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let result: PathBuf = std::fs::read_dir(root.join("results"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "json"))
-        .unwrap();
+    let result = reference_sweep(root, "results", &["--repeat", "20"]);
     let tmp = tempfile::tempdir().unwrap();
     let scratch = |tmp: &Path| {
         std::fs::read_dir(tmp)
