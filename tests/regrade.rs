@@ -350,7 +350,7 @@ fn a_result_without_transcripts_is_refused_with_the_reason() {
 fn an_interrupted_regrade_leaves_no_vault_behind() {
     let dir = suite_copy();
     let root = dir.path();
-    let result = reference_sweep(root, "results", &["--repeat", "20"]);
+    let result = reference_sweep(root, "results", &["--repeat", "5"]);
     let tmp = tempfile::tempdir().unwrap();
     let scratch = |tmp: &Path| {
         std::fs::read_dir(tmp)
@@ -363,6 +363,7 @@ fn an_interrupted_regrade_leaves_no_vault_behind() {
         .current_dir(root)
         .env("TMPDIR", tmp.path())
         .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
@@ -374,6 +375,7 @@ fn an_interrupted_regrade_leaves_no_vault_behind() {
     let killed = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "every replay ends before the runtime: {}", stderr(&out));
     assert_eq!(scratch(tmp.path()), 0, "the temporary vaults are removed");
 }

@@ -34,6 +34,7 @@ use super::cell::{self, CellEnv};
 use super::check::failing_checks;
 use super::command::Status;
 use super::scratch::Scratch;
+use super::signal::Interrupt;
 use crate::agent::transcript::Event;
 use crate::checks::explain::Explainer;
 use crate::format::reference::{Reference, ReferenceStep};
@@ -502,7 +503,8 @@ pub async fn regrade(
     suite: &Suite,
     jobs: usize,
     scratch: Arc<Scratch>,
-) -> Regrade {
+    stop: impl std::future::Future<Output = Interrupt>,
+) -> Result<Regrade, Interrupt> {
     // A suite with check sources (ours) compiles each task's from it; a
     // suite without (the reference harness's) has only its task files.
     let has_sources = crate::suite::compile::checks_dir(&suite.root).is_dir();
@@ -593,11 +595,14 @@ pub async fn regrade(
     }
     let mut queue = pending.into_iter();
     let mut running = JoinSet::new();
+    // Which run each replay grades, to report one that crashed.
+    let mut slots = std::collections::HashMap::new();
+    let mut stop = std::pin::pin!(stop);
     loop {
         while running.len() < jobs.max(1) {
             let Some((slot, job)) = queue.next() else { break };
             let (explainers, root, scratch) = (explainers.clone(), root.clone(), scratch.clone());
-            running.spawn(async move {
+            let handle = running.spawn(async move {
                 let toolbox = Toolbox::standard();
                 let env = CellEnv {
                     suite_root: &root,
@@ -611,10 +616,25 @@ pub async fn regrade(
                 let explain = &explainers[&job.task.id];
                 (slot, replay(&env, job, explain).await)
             });
+            slots.insert(handle.id(), slot);
         }
-        match running.join_next().await {
+        let joined = tokio::select! {
+            joined = running.join_next() => joined,
+            signal = &mut stop => {
+                // Every replay ends before the runtime does: a task cut off
+                // by the runtime's shutdown would find its timers gone.
+                running.abort_all();
+                while running.join_next().await.is_some() {}
+                return Err(signal);
+            }
+        };
+        match joined {
             Some(Ok((slot, (outcome, now)))) => (runs[slot].outcome, runs[slot].now) = (outcome, now),
-            Some(Err(e)) => panic!("a regrade replay crashed (a fault in vaultbench): {e}"),
+            Some(Err(e)) => {
+                let slot = slots[&e.id()];
+                let reason = format!("its replay crashed (a fault in vaultbench): {e}");
+                (runs[slot].outcome, runs[slot].now) = (Outcome::NeedsRerun { reason }, None);
+            }
             None => break,
         }
     }
@@ -648,7 +668,7 @@ pub async fn regrade(
         let pair = |r: &ResultFile| (r.aggregate.solve_k_rate, r.aggregate.mean_solve_rate);
         Figures { k: recorded.aggregate.n_runs, recorded: pair(&recorded), today: pair(&today) }
     });
-    Regrade {
+    Ok(Regrade {
         interrupted: result.interrupted,
         answered,
         result: path.display().to_string(),
@@ -660,7 +680,7 @@ pub async fn regrade(
         not_in_result,
         source_warnings,
         figures,
-    }
+    })
 }
 
 /// The console report.
@@ -773,15 +793,10 @@ pub fn command(path: &Path, suite_root: &Path, json: bool, out: &mut dyn std::io
         })?);
     let runtime =
         tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    // The signal handlers are installed inside the runtime.
     let done = runtime.block_on(async {
-        let interrupt = super::signal::listen();
-        tokio::select! {
-            r = regrade(path, &result, &transcripts, &suite, 8, scratch.clone()) => Ok(r),
-            signal = interrupt => Err(signal),
-        }
+        regrade(path, &result, &transcripts, &suite, 8, scratch.clone(), super::signal::listen()).await
     });
-    // The replays still in flight end with the runtime; the last of them
-    // drops the scratch folder with its vaults.
     drop(runtime);
     let r = match done {
         Ok(r) => r,
