@@ -20,7 +20,7 @@ use std::str::FromStr;
 
 use anyhow::{Result, bail};
 
-use crate::format::result::ResultFile;
+use crate::format::result::{ResultFile, RunId};
 use crate::report::aggregate;
 
 /// `I/N`: shard I (from 1) of N.
@@ -161,7 +161,8 @@ pub fn merge(parts: &[(PathBuf, ResultFile)]) -> Result<ResultFile> {
     };
     let count = shard_of(first_path, first)?.count;
     let k = first.tasks.first().map(|t| t.n_runs);
-    let mut slots: Vec<Option<&PathBuf>> = vec![None; count];
+    // Each shard's file and run id, at its position.
+    let mut slots: Vec<Option<(&PathBuf, &RunId)>> = vec![None; count];
     for (path, r) in parts {
         let shard = shard_of(path, r)?;
         if shard.count != count {
@@ -171,10 +172,10 @@ pub fn merge(parts: &[(PathBuf, ResultFile)]) -> Result<ResultFile> {
                 first_path.display()
             );
         }
-        if let Some(other) = slots[shard.index - 1] {
+        if let Some((other, _)) = slots[shard.index - 1] {
             bail!("shard {shard} given twice: {} and {}", other.display(), path.display());
         }
-        slots[shard.index - 1] = Some(path);
+        slots[shard.index - 1] = Some((path, &r.run_id));
         for (field, a, b) in [
             ("provider", &first.provider, &r.provider),
             ("model", &first.model, &r.model),
@@ -242,12 +243,7 @@ pub fn merge(parts: &[(PathBuf, ResultFile)]) -> Result<ResultFile> {
     }
     let run_id = parts.iter().map(|(_, r)| r.run_id.clone()).min().expect("at least one part");
     // Each shard's run id, shard 1/N first: its transcripts carry it.
-    let mut shard_run_ids = Vec::with_capacity(count);
-    for (path, r) in parts {
-        shard_run_ids.push((shard_of(path, r)?.index, r.run_id.clone()));
-    }
-    shard_run_ids.sort();
-    let shard_run_ids = shard_run_ids.into_iter().map(|(_, id)| id).collect();
+    let shard_run_ids = slots.iter().flatten().map(|(_, id)| (*id).clone()).collect();
     let merged = ResultFile {
         run_id,
         git_sha: first.git_sha.clone(),
@@ -268,7 +264,6 @@ pub fn merge(parts: &[(PathBuf, ResultFile)]) -> Result<ResultFile> {
 mod tests {
     use super::*;
     use crate::format::Tier;
-    use crate::format::result::RunId;
 
     fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |name| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
