@@ -333,7 +333,8 @@ struct Job {
     /// 1-based, and the run id its transcript must carry.
     n: usize,
     run_id: String,
-    transcript: Vec<u8>,
+    /// Its transcript, read.
+    transcript: Recorded,
     /// The vault's files are those the run ran on (its recorded fixture or
     /// content hash is today's).
     fixture_known: bool,
@@ -344,14 +345,10 @@ struct Job {
 /// Replay one run against today's task (an answered one is then graded;
 /// one that gave no answer only shown to have seen what it saw).
 async fn replay(env: &CellEnv<'_>, job: Job, explain: &Explainer) -> Decided {
-    let Job { task, record, n, run_id, transcript, fixture_known, cut_by_limit } = job;
-    let (task, record, bytes) = (&task, &record, transcript.as_slice());
+    let Job { task, record, n, run_id, transcript: recorded, fixture_known, cut_by_limit } = job;
+    let (task, record) = (&task, &record);
     let unreadable = |reason: String| (Outcome::Unreadable { reason }, None);
     let rerun = |reason: String| (Outcome::NeedsRerun { reason }, None);
-    let recorded = match recorded(bytes) {
-        Ok(r) => r,
-        Err(reason) => return unreadable(reason),
-    };
     if (recorded.task_id.as_deref(), recorded.run, recorded.run_id.as_deref())
         != (Some(task.id.as_str()), Some(n as u64), Some(run_id.as_str()))
     {
@@ -559,15 +556,17 @@ pub async fn regrade(
                 outcome: Outcome::NotAnswered,
                 now: None,
             };
-            let bytes = match transcripts {
+            // Each transcript is read once, here: its words on the limits
+            // decide some runs before any replay.
+            let transcript = match transcripts {
                 Err(e) => Err(e.clone()),
                 Ok(map) => match evidence::entry_name(record).and_then(|name| map.get(&name)) {
                     None => Err("its transcript is missing".to_string()),
-                    Some(read) => read.clone(),
+                    Some(read) => read.as_ref().map_err(Clone::clone).and_then(|bytes| recorded(bytes)),
                 },
             };
-            let end = bytes.as_ref().ok().and_then(|b| recorded(b).ok()).and_then(|r| r.end);
-            let cut = match limits(task, record, end.as_deref()) {
+            let end = transcript.as_ref().ok().and_then(|r| r.end.as_deref());
+            let cut = match limits(task, record, end) {
                 Err((outcome, now)) => {
                     (run.outcome, run.now) = (outcome, now);
                     runs.push(run);
@@ -575,7 +574,7 @@ pub async fn regrade(
                 }
                 Ok(cut) => cut,
             };
-            match bytes {
+            match transcript {
                 Err(reason) => run.outcome = Outcome::Unreadable { reason },
                 Ok(transcript) => pending.push((
                     runs.len(),
