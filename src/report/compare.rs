@@ -753,15 +753,14 @@ impl Comparison {
         if self.has_regressions() {
             // What was flagged first, then what was not: "(2 aggregate ... within
             // noise)" alone read as if the regressions themselves were noise.
-            let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
             let aggregates = self.regressed_aggregates().count();
             let tasks = self.regressed_tasks().count();
             let mut found = Vec::new();
             if aggregates > 0 {
-                found.push(count(aggregates, "aggregate", "aggregates"));
+                found.push(super::counted(aggregates, "aggregate", "aggregates"));
             }
             if tasks > 0 {
-                found.push(count(tasks, "task", "tasks"));
+                found.push(super::counted(tasks, "task", "tasks"));
             }
             let _ = writeln!(s, "  REGRESSIONS FOUND: {}{noise}", found.join(" and "));
         } else {

@@ -61,6 +61,12 @@ pub fn write_result(path: &Path, result: &ResultFile) -> Result<()> {
     fsio::write_atomic(path, &bytes)
 }
 
+/// `n` and the words for it: `one` when `n` is 1, `many` otherwise
+/// ("1 task", "2 verdicts flip").
+pub fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// The first five of `items` joined by commas, with `, ...` when there are
 /// more: how a message names the runs or tuples it is about.
 pub fn first_few(items: &[String]) -> String {

@@ -43,7 +43,7 @@ use crate::format::task::Task;
 use crate::limits::Limits;
 use crate::pricing::Pricing;
 use crate::provider::reference::ReferenceModel;
-use crate::report::evidence;
+use crate::report::{counted, evidence};
 use crate::suite::Suite;
 use crate::vault::Toolbox;
 
@@ -275,10 +275,6 @@ fn recorded(bytes: &[u8]) -> Result<Recorded, String> {
     Ok(out)
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// Today's limits against what the run used: `Err` is the outcome when
 /// they decide it before any replay (a run stopped by a limit today's task
 /// raised needs a rerun); `Ok(Some(why))` when a lowered limit would have cut
@@ -306,7 +302,7 @@ fn limits(task: &Task, record: &RunRecord, end: Option<&str>) -> Result<Option<S
         if record.end_reason == Some(EndReason::TurnLimit) && task.max_turns > turns {
             return rerun(format!(
                 "it stopped at {}; maxTurns is now {}",
-                plural(turns as usize, "model call", "model calls"),
+                counted(turns as usize, "model call", "model calls"),
                 task.max_turns
             ));
         }
@@ -380,7 +376,7 @@ async fn replay(env: &CellEnv<'_>, job: Job, explain: &Explainer) -> Decided {
     if steps.len() as u64 != u64::from(record.metrics.tool_calls) {
         return unreadable(format!(
             "the transcript holds {}, the result {}",
-            plural(steps.len(), "tool call", "tool calls"),
+            counted(steps.len(), "tool call", "tool calls"),
             record.metrics.tool_calls
         ));
     }
@@ -697,7 +693,7 @@ pub fn render(r: &Regrade) -> String {
         r.provider,
         r.model,
         r.run_id,
-        plural(total, "run", "runs"),
+        counted(total, "run", "runs"),
         r.answered
     );
     for (id, problem) in &r.source_warnings {
@@ -723,7 +719,7 @@ pub fn render(r: &Regrade) -> String {
         let _ = writeln!(
             s,
             "  ({} gave no answer, within limits today's tasks keep: no check can solve {})",
-            plural(unanswered, "run", "runs"),
+            counted(unanswered, "run", "runs"),
             if unanswered == 1 { "it" } else { "them" }
         );
     }
@@ -740,7 +736,7 @@ pub fn render(r: &Regrade) -> String {
         let _ = writeln!(s, "  {:<12} {at}: {detail}", run.outcome.label());
     }
     for (id, n) in &r.not_in_suite {
-        let _ = writeln!(s, "  {:<12} {id}: no longer in the suite ({})", "GONE", plural(*n, "run", "runs"));
+        let _ = writeln!(s, "  {:<12} {id}: no longer in the suite ({})", "GONE", counted(*n, "run", "runs"));
     }
     if !r.not_in_result.is_empty() {
         let _ = writeln!(s, "  Not in this result (new or renamed since it ran): {}", r.not_in_result.join(", "));
@@ -760,15 +756,15 @@ pub fn render(r: &Regrade) -> String {
                 .to_string()
         }
         (0, 0) => "Every recorded verdict stands under today's checks.".to_string(),
-        (f, 0) => format!("{} under today's checks.", plural(f, "verdict flips", "verdicts flip")),
+        (f, 0) => format!("{} under today's checks.", counted(f, "verdict flips", "verdicts flip")),
         (0, u) => format!(
             "{} no verdict under today's checks without a rerun or the judge.",
-            plural(u, "run has", "runs have")
+            counted(u, "run has", "runs have")
         ),
         (f, u) => format!(
             "{} under today's checks; {} no verdict without a rerun or the judge.",
-            plural(f, "verdict flips", "verdicts flip"),
-            plural(u, "run has", "runs have")
+            counted(f, "verdict flips", "verdicts flip"),
+            counted(u, "run has", "runs have")
         ),
     };
     let _ = writeln!(s, "{verdict}");
