@@ -145,6 +145,9 @@ pub struct Line {
 #[serde(deny_unknown_fields)]
 pub struct Value {
     pub text: Option<OneOrMany<String>>,
+    /// A person's name (or any of several), given names first: also
+    /// counted surname first, with an initial, or as the surname alone.
+    pub name: Option<OneOrMany<String>>,
     /// A keyword (or any of several), in any inflection.
     pub word: Option<OneOrMany<String>>,
     pub number: Option<Scalar>,
@@ -163,7 +166,8 @@ pub struct Either {
     /// Groups of values; the answer states every value of one of them.
     #[serde(default)]
     pub states: Vec<Vec<Value>>,
-    /// Or the answer asks the user something (a sentence ending in `?`).
+    /// Or the answer asks the user something (a sentence ending in `?`, or
+    /// "tell me which ...").
     #[serde(default)]
     pub asks: bool,
     /// What the answer does, in words: "gives both calls or asks which

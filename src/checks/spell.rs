@@ -106,15 +106,20 @@ pub const HEDGES: &[&str] = &[
 ];
 
 /// The pattern of a word of [`HEDGES`]; "may" beside a day's number is the
-/// month ("26 May", "May 26"), not a hedge.
+/// month ("26 May", "May 26"), not a hedge, and so is "may" in a list or
+/// span of months ("April, May and June", "May to July").
 pub fn hedge_words() -> String {
+    // Another month's name (not May itself), and what joins two in a list.
+    let month = r"(?:jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?";
+    let join = format!(r"(?:\s*[,;/&{DASHES}]\s*|\s+)(?:(?:and|or|to|through|till|until)\s+)?");
     let words: Vec<String> = HEDGES
         .iter()
         .map(|w| match *w {
-            // The month: beside a day or a year, or after a word that
-            // places a month ("since May", "late May").
-            "may" => r"(?<!\d\s?|\b(?:since|in|from|until|till|by|of|late|early|mid|last|next|this|end)\s)may(?!\s*\d)"
-                .to_string(),
+            // The month: beside a day or a year, after a word that places
+            // a month ("since May", "late May"), or beside another month.
+            "may" => format!(
+                r"(?<!\d\s?|\b(?:since|in|from|until|till|by|of|late|early|mid|last|next|this|end)\s|\b{month}{join})may(?!\s*\d|{join}{month}(?![a-z]))"
+            ),
             w => w.replace(' ', r"\s+"),
         })
         .collect();
@@ -469,7 +474,9 @@ fn any_number(units: Option<&str>) -> Vec<Candidate> {
         }
         Some(u) => {
             let before = format!(r"(?<=\b(?:{CONNECTIVES_BEFORE})\s+)");
-            let after = format!(r"(?=\s*(?:[,;.!?\n]|$)|\s+(?:{CONNECTIVES})\b)");
+            // (A mark that ends a clause, not a decimal point or separator:
+            // the `17` of `17.3 mi` is no number ending a clause.)
+            let after = format!(r"(?=\s*(?:[,;.!?](?!\d)|\n|$)|\s+(?:{CONNECTIVES})\b)");
             out.push(Candidate::digits(format!("{digits}{u}")));
             out.push(Candidate::digits(format!("{before}{digits}")));
             out.push(Candidate::digits(format!("{digits}{after}")));
@@ -759,6 +766,10 @@ pub fn date(d: Date) -> String {
         ),
         format!(r"0?{day}/0?{m}(?:/(?:{y}|{yy:02})\b|(?![/\d]))"),
         format!(r"0?{day}\.0?{m}\.(?:{y}|{yy:02})\b"),
+        // ISO's month and day without the year (`04-28`, under a column
+        // that names the year): both in two digits, and nothing numeric on
+        // either side.
+        format!(r"{m:02}[{DASHES}]{day:02}(?![\w]|[.{DASHES}/]\d)"),
         // A bare ordinal ("on the 9th") where the month goes without saying;
         // one followed by a month is that month's.
         format!(r"0?{day}(?:st|nd|rd|th)\b(?![,\s]+(?:of\s+)?{any})", any = any_month()),
@@ -893,9 +904,10 @@ fn text_body_with(value: &str, spaces: Spaces) -> String {
             // A space may come on either side of a bracket or slash: `Fl (2)`.
             let _ = write!(out, r"\s*{}\s*", escape(&c.to_string()));
         } else if c == ',' && spaces == Spaces::OrHyphen {
-            // Parts of a text are set apart by a comma, a slash or a
-            // semicolon alike: `cabinet C, drawer 14`, `cabinet C / drawer 14`.
-            out.push_str(r"\s*[,/;]");
+            // Parts of a text are set apart by a comma, a slash, a
+            // semicolon or nothing alike: `cabinet C, drawer 14`, `cabinet
+            // C / drawer 14`, `cabinet C drawer 14`.
+            out.push_str(r"\s*[,/;]?");
         } else if let Some(run) = standalone_number(&chars, i).filter(|_| spaces == Spaces::OrHyphen) {
             // A small number standing apart in a text may be a word:
             // `SALLOW-6` is also `Sallow Six`.
@@ -1412,6 +1424,14 @@ mod tests {
         ] {
             assert!(!finds(&p, no), "{no}");
         }
+        // ISO's month and day without its year, both in two digits.
+        let p = date(Date::parse("2031-04-28").unwrap());
+        for yes in ["04-28", "| 04-28 | Mirela Costa |", "on 04\u{2013}28.", "2031-04-28"] {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        for no in ["2030-04-28", "04-28-2030", "4-28", "04-280", "04-28.5", "104-28", "x04-28", "28-04", "04-28/30"] {
+            assert!(!finds(&p, no), "{no}");
+        }
         let p = date(Date::parse("2031-09-06").unwrap());
         assert!(finds(&p, "6 Sept") && finds(&p, "Sep 6th") && finds(&p, "6th of September"));
         assert!(finds(&date(Date::parse("2031-05-11").unwrap()), "11 May"));
@@ -1489,12 +1509,14 @@ mod tests {
         assert!(finds(&p, "Sallow Six") && finds(&p, "SALLOW-six") && !finds(&p, "Sallow Sixteen"));
         assert!(!finds(&text("FV1"), "FV one") && !finds(&text("14-03"), "fourteen-three"));
         assert!(finds(&text("C-14"), "C fourteen") && finds(&text("Class 22"), "Class twenty-two"));
-        // A comma between parts is also a slash or a semicolon.
+        // A comma between parts is also a slash, a semicolon or nothing.
         let p = text("cabinet C, drawer 14");
         assert!(
             finds(&p, "cabinet C / drawer 14")
                 && finds(&p, "Cabinet C; drawer 14")
+                && finds(&p, "cabinet C drawer 14")
                 && !finds(&p, "cabinet C drawer 41")
+                && !finds(&p, "cabinet C: drawer 14")
         );
     }
 
