@@ -1945,7 +1945,40 @@ lacks = ["team"]
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 128, ..Default::default() })]
+        /// Below an empty answer line, a list of `key: detail` items is the
+        /// line's value, whatever the marker, the keys and the details: it
+        /// gives the values its items give, and an item giving another
+        /// candidate is a second value on the line.
+        #[test]
+        fn a_keyed_list_below_an_empty_line_is_its_value(
+            marker in proptest::sample::select(&["-", "*", "1.", "2)"][..]),
+            // (Details without hedge words: "if" on the line is a hedge.)
+            details in proptest::collection::vec(
+                proptest::sample::select(&["", "Marsh woundwort", "latest test 42%", "Meadow clary (47%)", "fen violet, 31 %"][..]),
+                2..5,
+            ),
+            other_at in proptest::option::of(0usize..5),
+            emphasis in proptest::sample::select(&["", "**"][..]),
+        ) {
+            let c = compiled(
+                "[[line]]\nlabel = \"Moved\"\ntexts = [\"0412\", \"0419\"]\nothers = [\"0433\"]\n",
+                "Start with a line `Moved: ...`",
+            );
+            let codes = ["QSV-0412", "QSV-0419", "QSV-0501", "QSV-0502", "QSV-0503"];
+            let mut items: Vec<String> = details
+                .iter()
+                .zip(codes)
+                .map(|(d, code)| format!("{marker} {emphasis}{code}{emphasis}: {d}"))
+                .collect();
+            let other = other_at.map(|i| i.min(items.len()));
+            if let Some(i) = other {
+                items.insert(i, format!("{marker} QSV-0433: kept"));
+            }
+            let answer = format!("{emphasis}Moved:{emphasis}\n{}\n\nNothing else changed.", items.join("\n"));
+            proptest::prop_assert_eq!(holds(&c, &answer), other.is_none(), "{}", answer);
+        }
+
         /// Whatever the body, the body check holds for the note with its
         /// block rewritten and fails once anything is put between the block
         /// and the body, a line of `---` included.

@@ -1170,6 +1170,7 @@ pub fn working() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::{Just, Strategy};
     use regress::Regex;
 
     /// Does `pattern` (flag i) find a match in `text`, as a run reads it?
@@ -1680,6 +1681,44 @@ mod tests {
         assert!(candidates(Kind::Text, None, &[]).is_none());
         let town_hall = candidates(Kind::Text, None, &[text("Town Hall")]).unwrap();
         assert!(finds_any(&town_hall, "the town hall"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+        /// Any date is found in ISO's month-day order without its year, and
+        /// no other month-day pair is.
+        #[test]
+        fn a_month_and_day_without_the_year_is_that_date_only(
+            (m, d) in (1u32..=12).prop_flat_map(|m| (Just(m), 1..=days_in(m, 2031))),
+            (om, od) in (1u32..=12).prop_flat_map(|m| (Just(m), 1..=days_in(m, 2031))),
+            before in "[ |(]{0,2}",
+            after in "[ |).,;]{0,2}",
+        ) {
+            let p = date(Date { year: 2031, month: m, day: d });
+            let text = format!("{before}{om:02}-{od:02}{after}");
+            proptest::prop_assert_eq!(finds(&p, &text), (m, d) == (om, od), "{}", text);
+        }
+
+        /// "May" in a list or span of other months is the month; "may"
+        /// before a verb is a hedge.
+        #[test]
+        fn may_among_months_is_no_hedge(
+            months in proptest::collection::vec(proptest::sample::select(&MONTHS[..]), 1..4),
+            at in 0usize..4,
+            join in proptest::sample::select(&[", ", " and ", " to ", "/", "\u{2013}", ", and ", " or "][..]),
+            verb in proptest::sample::select(&["be", "change", "differ", "not"][..]),
+        ) {
+            let mut list: Vec<&str> = months.into_iter().filter(|m| *m != "May").collect();
+            if list.is_empty() {
+                list.push("June");
+            }
+            list.insert(at.min(list.len()), "May");
+            let hedge = hedge_words();
+            let text = format!("Total: 26.5 hours ({})", list.join(join));
+            proptest::prop_assert!(!finds(&hedge, &text), "{}", text);
+            let doubted = format!("Total: 26.5 hours, though it may {verb}");
+            proptest::prop_assert!(finds(&hedge, &doubted), "{}", doubted);
+        }
     }
 
     #[test]
