@@ -228,13 +228,16 @@ const ITEM: &str = r" *(?:[-*+\u2022]|\d+[.)]) ";
 const WITHIN: &str = r"(?:[^\n]|\n(?= *(?:[-*+\u2022]|\d+[.)]) (?![^:\n]{0,40}:))(?<=:[\t *_`~]*\n|(?:^|\n)(?:[^:\n]{41}[^\n]*|[^:\n]{0,40})\n))";
 
 /// [`WITHIN`] for the line so labelled, which also goes on into a list of
-/// `key: detail` items (`- QSV-0412: Marsh woundwort`, `1. Purge the
-/// cache: ...`) right below the line when the line itself is empty
-/// (`Moved:`), for as long as its items are all of that form. Below a
-/// line that has its value, or after plain items (`Voters:`, its names,
-/// then `- Not eligible: ...`), a `key: detail` line is another line.
+/// `key: detail` items right below the line when the line itself is empty
+/// (`Moved:`), for as long as its items are all of that form. A key names
+/// an item: it holds a digit, a slash, a dot or a backtick
+/// (`- QSV-0412: Marsh woundwort`, `` - `mash-tun.md`: ... ``), or three
+/// words or more (`1. Purge the cache: ...`). A key of one or two words
+/// names a category (`- Kept: 0433`, `- Not moved: ...`) and is another
+/// line, as is any `key: detail` line below a line that has its value or
+/// after plain items (`Voters:`, its names, then `- Not eligible: ...`).
 fn within(label: &str) -> String {
-    let keyed = format!(r"{ITEM}[^:\n]{{1,40}}:");
+    let keyed = format!(r"{ITEM}(?=[^:\n]{{1,60}}:)(?:[^:\n]*[\d/.`]|[^\s:]+ +[^\s:]+ +[^\s:])[^:\n]*:");
     let empty_line = format!(r"(?<![^\n])[^\w\n]*{}[^:\n]{{0,64}}:[\t *_`~]*\n", label_pattern(label));
     format!(r"(?:{}|\n(?={keyed})(?<={empty_line}(?:{keyed}[^\n]*\n)*))", &WITHIN[3..WITHIN.len() - 1])
 }
@@ -317,18 +320,21 @@ fn line_values(line: &Line, at: &str, errors: &mut Vec<String>) -> LineValues {
 
 /// A text's spellings, and each that starts with the line's label without
 /// it: the label already says it (`Drawer: 14, cabinet C` for "drawer 14,
-/// cabinet C"). What is left must hold a letter (`drawer 14` does not
-/// become a bare `14`).
+/// cabinet C"). What is left must hold a word of two letters or more, or
+/// a digit and a letter (`drawer 14` does not become a bare `14`, nor
+/// `Gate A` a bare `A`, which any sentence holds).
 fn without_label(label: &str, spellings: &[String]) -> Vec<String> {
+    let same = |a: &str, b: &str| a.to_lowercase() == b.to_lowercase();
+    let telling = |rest: &str| {
+        let word = rest.split(|c: char| !c.is_alphabetic()).any(|w| w.chars().count() >= 2);
+        word || (rest.chars().any(char::is_alphabetic) && rest.chars().any(|c| c.is_ascii_digit()))
+    };
     let mut out = spellings.to_vec();
     for s in spellings {
         let Some(head) = s.get(..label.len()) else { continue };
-        let rest = s[label.len()..].trim_start_matches([' ', ',']);
-        if head.eq_ignore_ascii_case(label)
-            && s[label.len()..].starts_with(' ')
-            && rest.chars().any(char::is_alphabetic)
-            && !out.iter().any(|o| o.eq_ignore_ascii_case(rest))
-        {
+        let after = &s[label.len()..];
+        let rest = after.trim_start_matches([' ', ',']);
+        if same(head, label) && after.starts_with(' ') && telling(rest) && !out.iter().any(|o| same(o, rest)) {
             out.push(rest.to_string());
         }
     }
@@ -384,7 +390,8 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
     // (final):") says what it is in words, which no word list reads both
     // ways (round 7 beat one from each side): the rest of the answer is
     // free, and a contradiction there is the judge's.
-    let correcting_ll = format!("{LINE_START}{}{LABEL_END}", label_pattern(label));
+    // (A quoted line, `> Plate scale: 0.4105`, cites a note: no correction.)
+    let correcting_ll = format!(r"(?![^\w\n]*>){LINE_START}{}{LABEL_END}", label_pattern(label));
     let mut out = Vec::new();
 
     // The first line so labelled, the answer line, gives every value (or
@@ -571,7 +578,7 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
             // converted, `27.9 km / 17.3 mi`, not a second value.)
             let mut skip = own.clone();
             if let Some(u) = how.units {
-                skip.push(format!(r"\s?/\s*\d[\d,.]*(?!{u})\s?°?[a-z]"));
+                skip.push(format!(r"\s?/\s*\d[\d,.]*(?!{u}){}", spell::any_unit()));
             }
             let spaced = no_other_in(&head[1..], &skip.join("|"), r"\s/|/\s", &within);
             if spaced.chars().count() <= MAX_PATTERN_LEN {
@@ -1461,6 +1468,9 @@ time = "19:30"
             ("9 tallies", "9 / 12 tallies"),
             ("9 tallies", "9 tallies / 12 tallies"),
             ("9 tallies", "9 tallies / 12"),
+            // Only a unit after the number makes it the value converted.
+            ("9 tallies", "9 tallies / 12 last year"),
+            ("9 tallies", "9 tallies / 12 in 2031"),
             ("Morwen Cale", "Morwen Cale / Piet Landry"),
             ("OH-KR23M-4", "OH-KR23M-4/3"),
             ("OH-KR23M-4", "OH-KR23M-4 / OH-KR23M-3"),
@@ -1468,16 +1478,31 @@ time = "19:30"
         ] {
             assert!(!holds(&c, &good.replacen(from, joined, 1)), "{joined}");
         }
-        for (from, one) in [
-            ("9 tallies", "9 tallies (1/2 the 2030 rate)"),
-            ("OH-KR23M-4", "OH-KR23M-4 (the 40 km/h code)"),
-            // The value converted into another unit is the same value.
-            ("9 tallies", "9 tallies / 4.5 crowns"),
-            ("9 tallies", "9 tallies/4.5 crowns"),
-            ("9 tallies", "9 tallies (4.5 crowns)"),
-        ] {
+        for (from, one) in
+            [("9 tallies", "9 tallies (1/2 the 2030 rate)"), ("OH-KR23M-4", "OH-KR23M-4 (the 40 km/h code)")]
+        {
             assert!(holds(&c, &good.replacen(from, one, 1)), "{one}");
         }
+        // The value converted into another unit (a unit of measure) is the
+        // same value; a number before any other word is a second value.
+        let length = compiled("[[line]]\nlabel = \"Length\"\nnumber = 27.9\nunit = \"km\"\n", "a line `Length: ...`");
+        for yes in ["Length: 27.9 km / 17.3 mi", "Length: 27.9 km/17.3 miles", "Length: 27.9 km (17.3 mi)"] {
+            assert!(holds(&length, yes), "{yes}");
+        }
+        for no in ["Length: 27.9 km / 31.2 on the old survey", "Length: 27.9 km / 31.2 km", "Length: 27.9 km / 31.2"] {
+            assert!(!holds(&length, no), "{no}");
+        }
+        // A later line so labelled in a quote cites a note: no correction.
+        let plate = compiled("[[line]]\nlabel = \"Plate scale\"\nnumber = 0.4098\n", "a line `Plate scale: ...`");
+        assert!(holds(
+            &plate,
+            "Plate scale: 0.4098\n\nThe CAM-2 report said:\n> Plate scale: 0.4105, measured in June"
+        ));
+        assert!(!holds(&plate, "Plate scale: 0.4098\n\nPlate scale: 0.4105"));
+        // What the value is made of is not a second value.
+        let packets = compiled("[[line]]\nlabel = \"Packets\"\nnumber = 19\n", "a line `Packets: ...`");
+        assert!(holds(&packets, "Packets: 19 packets of 25 seeds"));
+        assert!(!holds(&packets, "Packets: 19 packets, 24 requested"));
         // "May" beside a day is the month, not a hedge.
         let time = compiled("[[line]]\nlabel = \"First sailing\"\ntime = \"07:10\"\n", "a line `First sailing: ...`");
         for yes in [
@@ -1499,6 +1524,10 @@ time = "19:30"
             "First sailing: 07:10, or it may be 07:40",
             "First sailing: 07:10 (the March timetable may differ)",
             "First sailing: 07:10; in June it may be later",
+            // Words that start like a month are no months.
+            "First sailing: 07:10, though it may decrease",
+            "First sailing: 07:10 (the decision may go to the board)",
+            "First sailing: 07:10 (as marked; may be revised)",
         ] {
             assert!(!holds(&time, no), "{no}");
         }
@@ -1592,7 +1621,17 @@ others = ["C-41"]
         let keyed = "Moved:\n- QSV-0412: Marsh woundwort (42%)\n1. QSV-0419: Meadow clary\n\nDrawer: C-14";
         assert!(holds(&c, keyed));
         assert!(holds(&c, "Moved:\n- 0412\n- 0419\n- Not moved: 0433 (50%)\nDrawer: C-14"));
+        let fix = compiled(
+            "[[line]]\nlabel = \"Fix\"\nprose = true\ntexts = [\"purge --tokens\", \"restart\"]\n",
+            "a line `Fix: ...`",
+        );
+        let steps = "Fix:\n1. Correct the clock: turn on automatic time.\n2. Purge the cached tokens: `lumenctl cache purge --tokens`\n3. Restart the sync daemon: `lumenctl daemon restart`";
+        assert!(holds(&fix, steps));
         for wrong in [
+            // A key of one or two words is a category, another line.
+            "Moved:\n- Moved: none\n- Kept: 0412, 0419\nDrawer: C-14",
+            "Moved:\n- Kept: 0412\n- Moved: 0419\nDrawer: C-14",
+            "Moved:\n- **Not moved**: 0412, 0419\nDrawer: C-14",
             // A keyed item in the list is still the line's.
             "Moved:\n- QSV-0412: Marsh woundwort\n- QSV-0419: Meadow clary\n- QSV-0433: Sea kale\nDrawer: C-14",
             // The items stop at a line that is not an item.
@@ -1610,7 +1649,9 @@ others = ["C-41"]
             assert_eq!(holds(&c, &format!("Moved: 0412, 0419\nDrawer: {drawer}")), ok, "{drawer}");
         }
         assert_eq!(without_label("Drawer", &["drawer 14".into()]), vec!["drawer 14".to_string()]);
-        assert_eq!(without_label("Drawé", &["drawé x".into(), "dr".into()]).len(), 3);
+        assert_eq!(without_label("Gate", &["Gate A".into()]), vec!["Gate A".to_string()]);
+        assert_eq!(without_label("Gate", &["gate 4B".into()]), ["gate 4B", "4B"]);
+        assert_eq!(without_label("Étage", &["étage trois".into(), "ét".into()]), ["étage trois", "ét", "trois"]);
 
         let asks = compiled(
             "[[either]]\nstates = [[{ time = \"10:00\" }, { time = \"17:45\" }]]\nasks = true\nwhy = \"gives both or asks\"\n",

@@ -110,7 +110,9 @@ pub const HEDGES: &[&str] = &[
 /// span of months ("April, May and June", "May to July").
 pub fn hedge_words() -> String {
     // Another month's name (not May itself), and what joins two in a list.
-    let month = r"(?:jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?";
+    // (Whole names or their abbreviations: "decrease" and "marked" are no
+    // months.)
+    let month = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?";
     let join = format!(r"(?:\s*[,;/&{DASHES}]\s*|\s+)(?:(?:and|or|to|through|till|until)\s+)?");
     let words: Vec<String> = HEDGES
         .iter()
@@ -118,7 +120,7 @@ pub fn hedge_words() -> String {
             // The month: beside a day or a year, after a word that places
             // a month ("since May", "late May"), or beside another month.
             "may" => format!(
-                r"(?<!\d\s?|\b(?:since|in|from|until|till|by|of|late|early|mid|last|next|this|end)\s|\b{month}{join})may(?!\s*\d|{join}{month}(?![a-z]))"
+                r"(?<!\d\s?|\b(?:since|in|from|until|till|by|of|late|early|mid|last|next|this|end)\s|\b{month}{join})may(?!\s*\d|{join}{month})"
             ),
             w => w.replace(' ', r"\s+"),
         })
@@ -420,6 +422,56 @@ fn unit_spellings(unit: &str) -> Vec<String> {
     }
 }
 
+/// Units of measure a value may be converted into: every family's, and
+/// the imperial and US units (`27.9 km / 17.3 mi`, `20 °C / 68 °F`).
+const OTHER_UNITS: &[&str] = &[
+    // (Not "in" nor "st": "52 in 2031", "1st".)
+    "mi",
+    "mile",
+    "ft",
+    "foot",
+    "feet",
+    "inch",
+    "inches",
+    "yd",
+    "yard",
+    "lb",
+    "lbs",
+    "pound",
+    "oz",
+    "ounce",
+    "stone",
+    "gal",
+    "gallon",
+    "pt",
+    "pint",
+    "qt",
+    "quart",
+    "fl oz",
+    "°F",
+    "F",
+    "Fahrenheit",
+    "mph",
+    "kn",
+    "knot",
+    "km/h",
+    "kph",
+    "acre",
+    "ha",
+    "hectare",
+];
+
+/// After a number: any unit of [`UNIT_FAMILIES`] or [`OTHER_UNITS`], as
+/// a unit (no letter after it).
+pub fn any_unit() -> String {
+    let mut all: Vec<&str> =
+        UNIT_FAMILIES.iter().flat_map(|f| f.iter().copied()).chain(OTHER_UNITS.iter().copied()).collect();
+    all.sort_by_key(|u| std::cmp::Reverse(u.len()));
+    all.dedup();
+    let list: Vec<String> = all.iter().map(|u| format!("{}s?", escape(u))).collect();
+    format!(r"\s?(?:{})(?![a-z])", list.join("|"))
+}
+
 /// Units after a number (`min`, `kg`): every spelling of each, singular or
 /// plural.
 pub fn units(units: &[String]) -> String {
@@ -493,10 +545,10 @@ fn any_number(units: Option<&str>) -> Vec<Candidate> {
 }
 
 /// What a value on a number line is for, read as not a number of its own:
-/// "9 tallies for 1 handcart", "3 per 2 crossings" (a number after `for` or
-/// `per` that a word follows).
+/// "9 tallies for 1 handcart", "3 per 2 crossings", "19 packets of 25
+/// seeds" (a number after `for`, `per` or `of` that a word follows).
 pub fn quantity_for() -> String {
-    r"\b(?:for|per)\s+\d+(?=\s+[^\W\d_])|\d+(?=\s+[^\W\d_]+\s+(?:each|apiece)\b)".to_string()
+    r"\b(?:for|per|of)\s+\d+(?=\s+[^\W\d_])|\d+(?=\s+[^\W\d_]+\s+(?:each|apiece)\b)".to_string()
 }
 
 /// What is read before numbers on a number line, as not a number of its
@@ -767,9 +819,13 @@ pub fn date(d: Date) -> String {
         format!(r"0?{day}/0?{m}(?:/(?:{y}|{yy:02})\b|(?![/\d]))"),
         format!(r"0?{day}\.0?{m}\.(?:{y}|{yy:02})\b"),
         // ISO's month and day without the year (`04-28`, under a column
-        // that names the year): both in two digits, and nothing numeric on
-        // either side.
-        format!(r"{m:02}[{DASHES}]{day:02}(?![\w]|[.{DASHES}/]\d)"),
+        // that names the year): both in two digits, standing alone as a
+        // table cell, a list's entry or a sentence's end does (not `10-12
+        // volunteers`, a range).
+        format!(r"{m:02}[{DASHES}]{day:02}(?=[ \t]*(?:[|),;:]|\.(?!\d)|\n|$)|[ \t]+\()"),
+        // A day in a list of days of one month ("6 and 30 June", "2, 11
+        // and 30 May 2031").
+        format!(r"0?{day}{ORDINAL}(?=(?:\s*(?:,|and|&)\s*\d{{1,2}}{ORDINAL})+(?:\s+of)?[\s{DASHES}]+{month}{year})"),
         // A bare ordinal ("on the 9th") where the month goes without saying;
         // one followed by a month is that month's.
         format!(r"0?{day}(?:st|nd|rd|th)\b(?![,\s]+(?:of\s+)?{any})", any = any_month()),
@@ -907,7 +963,7 @@ fn text_body_with(value: &str, spaces: Spaces) -> String {
             // Parts of a text are set apart by a comma, a slash, a
             // semicolon or nothing alike: `cabinet C, drawer 14`, `cabinet
             // C / drawer 14`, `cabinet C drawer 14`.
-            out.push_str(r"\s*[,/;]?");
+            out.push_str(r"(?:\s*[,/;]|(?=\s))");
         } else if let Some(run) = standalone_number(&chars, i).filter(|_| spaces == Spaces::OrHyphen) {
             // A small number standing apart in a text may be a word:
             // `SALLOW-6` is also `Sallow Six`.
@@ -1425,12 +1481,32 @@ mod tests {
         ] {
             assert!(!finds(&p, no), "{no}");
         }
+        // A day in a list of days of one month.
+        let p = date(Date::parse("2031-06-06").unwrap());
+        for yes in ["6 and 30 June", "6, 25 and 30 June 2031", "the 6th & 30th of June", "6 and 30 June (both)"] {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        for no in ["6 and 30 July", "16 and 30 June", "6 and 30 June 2030", "6 and 300 June"] {
+            assert!(!finds(&p, no), "{no}");
+        }
         // ISO's month and day without its year, both in two digits.
         let p = date(Date::parse("2031-04-28").unwrap());
         for yes in ["04-28", "| 04-28 | Mirela Costa |", "on 04\u{2013}28.", "2031-04-28"] {
             assert!(finds(&p, yes), "{yes}");
         }
-        for no in ["2030-04-28", "04-28-2030", "4-28", "04-280", "04-28.5", "104-28", "x04-28", "28-04", "04-28/30"] {
+        for no in [
+            "2030-04-28",
+            "04-28-2030",
+            "4-28",
+            "04-280",
+            "04-28.5",
+            "104-28",
+            "x04-28",
+            "28-04",
+            "04-28/30",
+            // A range of counts is no date.
+            "we expect 04-28 volunteers",
+        ] {
             assert!(!finds(&p, no), "{no}");
         }
         let p = date(Date::parse("2031-09-06").unwrap());
@@ -1519,6 +1595,9 @@ mod tests {
                 && !finds(&p, "cabinet C drawer 41")
                 && !finds(&p, "cabinet C: drawer 14")
         );
+        // Left out, the comma leaves white space: two numbers do not join.
+        let p = text("Flat 3, 12 Harbour Road");
+        assert!(finds(&p, "flat 3 12 Harbour Road") && !finds(&p, "Flat 312 Harbour Road"));
     }
 
     #[test]
