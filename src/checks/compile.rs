@@ -219,13 +219,20 @@ const LABEL_END: &str = r"[\t *_`~]*(?:[:|]|[\u2013\u2014-](?= ))[\t *_`~|:]*";
 /// A list item's start: its marker and the space after it.
 const ITEM: &str = r" *(?:[-*+\u2022]|\d+[.)]) ";
 
+/// The alternatives of [`WITHIN`], without its group: [`within`] adds one.
+macro_rules! within_alternatives {
+    () => {
+        r"[^\n]|\n(?= *(?:[-*+\u2022]|\d+[.)]) (?![^:\n]{0,40}:))(?<=:[\t *_`~]*\n|(?:^|\n)(?:[^:\n]{41}[^\n]*|[^:\n]{0,40})\n)"
+    };
+}
+
 /// A character of an answer line. The line goes on past a line break into
 /// the next item of a list when that item is not labelled (has no colon in
 /// its first 40 characters) and the line before it ends with a colon (an
 /// empty label line: `Family collections:`) or is not labelled either: the
 /// items of a list below the label, never the next `- Label: value` line
 /// nor a list below a label line that has its value.
-const WITHIN: &str = r"(?:[^\n]|\n(?= *(?:[-*+\u2022]|\d+[.)]) (?![^:\n]{0,40}:))(?<=:[\t *_`~]*\n|(?:^|\n)(?:[^:\n]{41}[^\n]*|[^:\n]{0,40})\n))";
+const WITHIN: &str = concat!("(?:", within_alternatives!(), ")");
 
 /// [`WITHIN`] for the line so labelled, which also goes on into a list of
 /// `key: detail` items right below the line when the line itself is empty
@@ -239,7 +246,7 @@ const WITHIN: &str = r"(?:[^\n]|\n(?= *(?:[-*+\u2022]|\d+[.)]) (?![^:\n]{0,40}:)
 fn within(label: &str) -> String {
     let keyed = format!(r"{ITEM}(?=[^:\n]{{1,60}}:)(?:[^:\n]*[\d/.`]|[^\s:]+ +[^\s:]+ +[^\s:])[^:\n]*:");
     let empty_line = format!(r"(?<![^\n])[^\w\n]*{}[^:\n]{{0,64}}:[\t *_`~]*\n", label_pattern(label));
-    format!(r"(?:{}|\n(?={keyed})(?<={empty_line}(?:{keyed}[^\n]*\n)*))", &WITHIN[3..WITHIN.len() - 1])
+    format!(r"(?:{}|\n(?={keyed})(?<={empty_line}(?:{keyed}[^\n]*\n)*))", within_alternatives!())
 }
 
 /// The pattern `make` writes with `within` for a character of the line,
