@@ -145,6 +145,7 @@ impl Val {
                     None => n,
                 }
             }
+            Val::Date(d) => spell::date_stated(*d),
             other => other.pattern(&Spelling { units, ..Spelling::default() }),
         }
     }
@@ -493,10 +494,14 @@ fn compile_line(line: &Line, at: &str, user_message: &str, errors: &mut Vec<Stri
                 }
             }
             let mut parts = Vec::new();
-            if kind == Kind::Number && !in_words {
+            if kind == Kind::Number {
+                // (Working in brackets is read first in words too: its
+                // comment may count in words, "the Wren's three receipts".)
                 parts.push(spell::working());
-                parts.push(spell::not_numbers(years));
-                parts.push(spell::quantity_for());
+                if !in_words {
+                    parts.push(spell::not_numbers(years));
+                    parts.push(spell::quantity_for());
+                }
             }
             let skip = own.iter().chain(&parts).cloned().collect::<Vec<_>>().join("|");
             let first = &head[1..];
@@ -1367,6 +1372,9 @@ mod tests {
             "Toll: 9\n\n- Toll (Sallow Quay column, updated 2032): 12",
             "Toll: 9 tallies (412 + 388 \u{2013} 791 = 9)",
             "Toll: 9 (4 plus 5 =)",
+            // Working in brackets, with words around its numbers, in words too.
+            "Toll: 9 (4 handcarts + 5 pony traps)",
+            "Toll: 9 (4 + 5, the two tallies of the morning and three of noon)",
             "Toll and tally rules, from the 2032 table\n\nToll: 9",
             "Toll: 9\n\nFor comparison:\n- Toll (Marshlight crossing): 12",
             "Toll: 9 tallies (1/2 of the 2030 rate)",
@@ -1397,6 +1405,8 @@ mod tests {
             "Toll: 9 tallies, if the table is current",
             "Toll: 9 / 12 tallies",
             "Toll: 9 tallies / 12 on Sundays",
+            "Toll: 9 (twelve with the 4 + 5 of Sundays)",
+            "Toll: 9 (4 + 5), twelve on Sundays",
         ] {
             assert!(!holds(&c, no), "{no}");
         }
@@ -1722,6 +1732,13 @@ why = "whether a second ferry is offered as the answer"
         assert!(!holds(&c, &format!("{good} Code 5 826.")));
         assert!(!holds(&c, &format!("{good} Marsh-Lowe")));
         assert!(holds(&c, &format!("{good} marsh-lowe")));
+        // A date stated anywhere may be a day in a list of days of its month.
+        for listed in ["1 and 3 February", "February 1 and 3", "Feb 1, 2 & 3rd, 2031"] {
+            assert!(holds(&c, &good.replace("3rd of February", listed)), "{listed}");
+        }
+        for not in ["1 and 3 March", "February 1 and 3 volunteers", "February 1 and 3, 2030"] {
+            assert!(!holds(&c, &good.replace("3rd of February", not)), "{not}");
+        }
         assert_eq!(c.judge_only.as_deref(), Some("whether a second ferry is offered as the answer"));
         assert_eq!(c.matcher_notes[4], "the answer never mentions 5826");
         assert_eq!(c.matcher_notes[6], "names drawer C-14");

@@ -278,6 +278,10 @@ fn grouped_digits(whole: &str) -> String {
     out
 }
 
+/// After a whole number: no fraction that makes it another number (`26½`,
+/// `26 1/2`, `26 and a half`).
+const NO_FRACTION: &str = r"(?!\s?[\u00bc-\u00be]|\s+\d/\d|\s+and\s+(?:a\s+half|a\s+quarter|three\s+quarters)\b)";
+
 /// The vulgar fraction for a decimal part, with its words and as typed: `.5`
 /// is `½`, "a half", `1/2`.
 fn vulgar(fraction: &str) -> Option<(&'static str, &'static str, &'static str)> {
@@ -303,7 +307,7 @@ pub fn number_digits(n: &Number) -> String {
     let whole = grouped_digits(&n.whole);
     let mut forms = Vec::new();
     if n.fraction.is_empty() {
-        forms.push(format!(r"{whole}(?:\.0+)?{NUMBER_END}"));
+        forms.push(format!(r"{whole}(?:\.0+)?{NUMBER_END}{NO_FRACTION}"));
     } else {
         // A decimal comma (`26,5`, `38,50`, `0,4098`), except where three
         // digits after it would read as thousands (`26,500`; `0,409` is no
@@ -335,6 +339,11 @@ pub fn number_digits(n: &Number) -> String {
             let before = if n.whole == "0" { String::new() } else { format!(r"{whole}\s?") };
             let typed = if n.whole == "0" { typed.to_string() } else { format!(r"{whole}\s+{typed}") };
             forms.push(format!(r"{before}{sign}|{typed}(?!\d)"));
+            // The fraction in words after the digits: `26 and a half`.
+            if n.whole != "0" {
+                let (_, part, _) = vulgar(&n.fraction).expect("matched above");
+                forms.push(format!(r"{whole}\s+and\s+{part}\b"));
+            }
         }
     }
     format!("{NUMBER_START}(?:{})", forms.join("|"))
@@ -345,7 +354,7 @@ pub fn number_digits(n: &Number) -> String {
 pub fn number_words(n: &Number) -> Option<String> {
     let whole = n.whole.parse().ok().and_then(words)?;
     match vulgar(&n.fraction) {
-        _ if n.fraction.is_empty() => Some(format!(r"\b{whole}\b")),
+        _ if n.fraction.is_empty() => Some(format!(r"\b{whole}\b{NO_FRACTION}")),
         Some((_, part, _)) => Some(format!(r"\b{whole} and {part}\b")),
         None => None,
     }
@@ -761,6 +770,9 @@ fn any_month() -> String {
 
 const ORDINAL: &str = r"(?:st|nd|rd|th)?";
 
+/// Between the days of a list: a comma (with "and" or not), "and", `&`.
+const LIST_SEP: &str = r"(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)";
+
 const ORDINAL_WORDS: [&str; 20] = [
     "",
     "first",
@@ -806,8 +818,7 @@ fn any_ordinal_words() -> String {
 pub fn date(d: Date) -> String {
     let (y, m, day) = (d.year, d.month, d.day);
     let month = month_name(m);
-    // After a day and month: the right year, or none at all.
-    let year = format!(r"(?:,?[\s{DASHES}]+{y}\b|(?!,?[\s{DASHES}]+\d{{4}}\b|/))");
+    let year = year_after(y);
     let yy = y % 100;
     let ord = ordinal_words(day);
     let forms = [
@@ -823,14 +834,34 @@ pub fn date(d: Date) -> String {
         // table cell, a list's entry or a sentence's end does (not `10-12
         // volunteers`, a range).
         format!(r"{m:02}[{DASHES}]{day:02}(?=[ \t]*(?:[|),;:]|\.(?!\d)|\n|$)|[ \t]+\()"),
-        // A day in a list of days of one month ("6 and 30 June", "2, 11
-        // and 30 May 2031").
-        format!(r"0?{day}{ORDINAL}(?=(?:\s*(?:,|and|&)\s*\d{{1,2}}{ORDINAL})+(?:\s+of)?[\s{DASHES}]+{month}{year})"),
         // A bare ordinal ("on the 9th") where the month goes without saying;
         // one followed by a month is that month's.
         format!(r"0?{day}(?:st|nd|rd|th)\b(?![,\s]+(?:of\s+)?{any})", any = any_month()),
     ];
     format!(r"(?:{}{}|{}(?:{}))", iso_start(), forms[0], start(), forms[1..].join("|"))
+}
+
+/// A date stated anywhere in an answer: as [`date`] spells it, or as a day
+/// in a list of days of one month ("6 and 30 June", "2, 11 and 30 May
+/// 2031", "April 2 and 28", "June 6, 25 and 30, 2031"; the first day
+/// after its month is the date `date` spells). On an answer line such a
+/// list is several values, each read as the line reads values.
+pub fn date_stated(d: Date) -> String {
+    let (y, day, month) = (d.year, d.day, month_name(d.month));
+    let year = year_after(y);
+    let day_first = format!(
+        r"0?{day}{ORDINAL}(?=(?:{LIST_SEP}\d{{1,2}}{ORDINAL})+(?:\s+of)?[\s{DASHES}]+{month}{year})"
+    );
+    // (Not a count after the month: "April 2 and 28 volunteers".)
+    let month_first = format!(
+        r"(?<={month}\s+(?:\d\d?{ORDINAL}{LIST_SEP})+)0?{day}{ORDINAL}(?!\d|\s+(?!and\b)[a-z])(?=(?:{LIST_SEP}\d\d?{ORDINAL}\b)*{year})"
+    );
+    format!(r"(?:{}|{}(?:{day_first}|{month_first}))", date(d), start())
+}
+
+/// After a date's day and month: the right year, or none at all.
+fn year_after(y: u32) -> String {
+    format!(r"(?:,?[\s{DASHES}]+{y}\b|(?!,?[\s{DASHES}]+\d{{4}}\b|/))")
 }
 
 /// Before a date: no letter, digit or mark that makes it part of a longer
@@ -1218,9 +1249,18 @@ pub fn working() -> String {
     // Operators as signs (a spaced hyphen or en dash for minus), "plus", or
     // an arrow from one value to another. (The signs written as
     // themselves, not escaped: a pattern's length is counted in characters.)
-    let chain = format!(r"{n}(?:\s*(?:[+−×x*→]|->|\s[-–]\s|plus)\s*{n})+");
+    let op = r"(?:[+−×x*→]|->|\s[-–]\s|plus)";
+    let chain = format!(r"{n}(?:\s*{op}\s*{n})+");
+    // A bracket that opens with a chain is working whole, with the words a
+    // writer puts around its numbers: what they count (`2 regulars + 2
+    // stand-ins`), a symbol before one (`V 11.42 → V 12.07`), a comment
+    // after the chain (`412 + 388 + 295, the Wren's three receipts`).
+    let operand = r"(?:[a-z]{1,3}\s?)?\d";
+    let bracket = format!(
+        r"\((?=\s*{operand}[\d,.]*(?:\s?[a-z'{DASHES}]+){{0,3}}\s*{op}\s*{operand})[^()\n]*\)"
+    );
     // In brackets, before `=`, or after it (`26.5 hours = 3.5 + 4.25 + ...`).
-    format!(r"\(?{chain}\s*[)=]|=\s*{chain}")
+    format!(r"{bracket}|\(?{chain}\s*[)=]|=\s*{chain}")
 }
 
 #[cfg(test)]
@@ -1268,12 +1308,18 @@ mod tests {
             assert!(!finds(&p, no), "{no}");
         }
         let p = num("26.5");
-        for yes in ["26.5 hours", "26.50", "26,5", "26,50 h", "26½ hours", "26 ½", "twenty-six and a half hours"] {
+        for yes in ["26.5 hours", "26.50", "26,5", "26,50 h", "26½ hours", "26 ½", "twenty-six and a half hours", "26 and a half hours"] {
             assert!(finds(&p, yes), "{yes}");
         }
         for no in ["26", "26.55", "26,500", "126.5", "26.51", "26¼", "6½"] {
             assert!(!finds(&p, no), "{no}");
         }
+        // A whole number with a fraction after it is another number.
+        let p = num("26");
+        for no in ["26 and a half hours", "26½", "26 ½", "26 1/2", "twenty-six and a half"] {
+            assert!(!finds(&p, no), "{no}");
+        }
+        assert!(finds(&p, "26 and a few more") && finds(&p, "26, and a half-day off"));
         let p = num("38.50");
         assert!(finds(&p, "£38.50") && finds(&p, "38.5") && !finds(&p, "38"));
         let p = num("5");
@@ -1481,12 +1527,27 @@ mod tests {
         ] {
             assert!(!finds(&p, no), "{no}");
         }
-        // A day in a list of days of one month.
-        let p = date(Date::parse("2031-06-06").unwrap());
+        // A day in a list of days of one month, stated anywhere.
+        let p = date_stated(Date::parse("2031-06-06").unwrap());
         for yes in ["6 and 30 June", "6, 25 and 30 June 2031", "the 6th & 30th of June", "6 and 30 June (both)"] {
             assert!(finds(&p, yes), "{yes}");
         }
         for no in ["6 and 30 July", "16 and 30 June", "6 and 30 June 2030", "6 and 300 June"] {
+            assert!(!finds(&p, no), "{no}");
+        }
+        // A later day in a list of days after their month.
+        let p = date_stated(Date::parse("2031-04-28").unwrap());
+        for yes in ["April 2 and 28", "April 2 and 28, May 11", "Apr 2, 11 and 28, 2031", "April 2nd & 28th"] {
+            assert!(finds(&p, yes), "{yes}");
+        }
+        for no in [
+            "April 2 and 28 volunteers",
+            "May 2 and 28",
+            "April 2 and 28, 2030",
+            "April 2 and 280",
+            "April 2 and 128",
+            "April 28 2030",
+        ] {
             assert!(!finds(&p, no), "{no}");
         }
         // ISO's month and day without its year, both in two digits.
@@ -1818,7 +1879,26 @@ mod tests {
         ] {
             assert!(finds(&w, yes), "{yes}");
         }
-        for no in ["412 + 388", "9-12", "(or 1,396)", "(24/7)", "(9)"] {
+        // With words around its numbers, in brackets only.
+        for yes in [
+            "(2 regulars + 2 stand-ins)",
+            "(V 11.42 → V 12.07)",
+            "(412 + 388 + 295, the Wren's three October receipts)",
+        ] {
+            assert!(finds(&w, yes), "{yes}");
+        }
+        for no in [
+            "412 + 388",
+            "9-12",
+            "(or 1,396)",
+            "(24/7)",
+            "(9)",
+            "2 regulars + 2 stand-ins",
+            "(Harl Junction, counted once, plus eight others)",
+            "(1,396 with September's receipt)",
+            "(twelve with the 4 + 5 of Sundays)",
+            "(12 with the 4 + 5 of Sundays)",
+        ] {
             assert!(!finds(&w, no), "{no}");
         }
     }
