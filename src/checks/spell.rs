@@ -849,9 +849,8 @@ pub fn date(d: Date) -> String {
 pub fn date_stated(d: Date) -> String {
     let (y, day, month) = (d.year, d.day, month_name(d.month));
     let year = year_after(y);
-    let day_first = format!(
-        r"0?{day}{ORDINAL}(?=(?:{LIST_SEP}\d{{1,2}}{ORDINAL})+(?:\s+of)?[\s{DASHES}]+{month}{year})"
-    );
+    let day_first =
+        format!(r"0?{day}{ORDINAL}(?=(?:{LIST_SEP}\d{{1,2}}{ORDINAL})+(?:\s+of)?[\s{DASHES}]+{month}{year})");
     // (Not a count after the month: "April 2 and 28 volunteers".)
     let month_first = format!(
         r"(?<={month}\s+(?:\d\d?{ORDINAL}{LIST_SEP})+)0?{day}{ORDINAL}(?!\d|\s+(?!and\b)[a-z])(?=(?:{LIST_SEP}\d\d?{ORDINAL}\b)*{year})"
@@ -1256,9 +1255,7 @@ pub fn working() -> String {
     // stand-ins`), a symbol before one (`V 11.42 → V 12.07`), a comment
     // after the chain (`412 + 388 + 295, the Wren's three receipts`).
     let operand = r"(?:[a-z]{1,3}\s?)?\d";
-    let bracket = format!(
-        r"\((?=\s*{operand}[\d,.]*(?:\s?[a-z'{DASHES}]+){{0,3}}\s*{op}\s*{operand})[^()\n]*\)"
-    );
+    let bracket = format!(r"\((?=\s*{operand}[\d,.]*(?:\s?[a-z'{DASHES}]+){{0,3}}\s*{op}\s*{operand})[^()\n]*\)");
     // In brackets, before `=`, or after it (`26.5 hours = 3.5 + 4.25 + ...`).
     format!(r"{bracket}|\(?{chain}\s*[)=]|=\s*{chain}")
 }
@@ -1308,7 +1305,16 @@ mod tests {
             assert!(!finds(&p, no), "{no}");
         }
         let p = num("26.5");
-        for yes in ["26.5 hours", "26.50", "26,5", "26,50 h", "26½ hours", "26 ½", "twenty-six and a half hours", "26 and a half hours"] {
+        for yes in [
+            "26.5 hours",
+            "26.50",
+            "26,5",
+            "26,50 h",
+            "26½ hours",
+            "26 ½",
+            "twenty-six and a half hours",
+            "26 and a half hours",
+        ] {
             assert!(finds(&p, yes), "{yes}");
         }
         for no in ["26", "26.55", "26,500", "126.5", "26.51", "26¼", "6½"] {
