@@ -140,3 +140,29 @@ fn the_committed_gold_set_is_the_one_the_corpus_gives() {
     let yes = committed.tuples.iter().filter(|t| t.human_label.unwrap().is_yes()).count();
     assert!(yes > judged && committed.tuples.len() - yes > judged, "{yes} YES of {}", committed.tuples.len());
 }
+
+/// Every measured round kept in `evals/open-rounds/` still loads and replays
+/// on today's checks (docs/evals.md tells readers to measure them again), and
+/// no wrong answer of a blind round gets past them: a rule change that lets
+/// one through is a regression of what the rounds measured, even though the
+/// rounds are no longer held out.
+#[test]
+fn every_kept_round_replays_and_no_blind_wrong_answer_is_accepted() {
+    let rounds = repo().join("evals/open-rounds");
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir(&rounds).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    assert!(dirs.iter().filter(|d| d.file_name().unwrap().to_string_lossy().starts_with("blind-")).count() >= 6);
+    for dir in dirs {
+        let out = vaultbench(&["suite", "check", "--alternatives", dir.to_str().unwrap()], &repo());
+        let text = format!("{}{}", stdout(&out), stderr(&out));
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!text.contains("errors in the suite"), "{name} no longer loads:\n{text}");
+        let all = line(&text, "  all: ");
+        if name.starts_with("blind-") {
+            assert!(all.contains("false positives 0/120 (0.0%)"), "{name}: {all}");
+        } else {
+            assert!(all.contains("false negatives ") && all.contains("false positives "), "{name}: {all}");
+        }
+    }
+}
