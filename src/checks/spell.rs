@@ -334,14 +334,13 @@ pub fn number_digits(n: &Number) -> String {
                 ));
             }
         }
-        if let Some((sign, _, typed)) = vulgar(&n.fraction) {
+        if let Some((sign, part, typed)) = vulgar(&n.fraction) {
             // `26½`, `26 ½`, `26 1/2`; below one, `½` or `1/2` alone.
             let before = if n.whole == "0" { String::new() } else { format!(r"{whole}\s?") };
             let typed = if n.whole == "0" { typed.to_string() } else { format!(r"{whole}\s+{typed}") };
             forms.push(format!(r"{before}{sign}|{typed}(?!\d)"));
             // The fraction in words after the digits: `26 and a half`.
             if n.whole != "0" {
-                let (_, part, _) = vulgar(&n.fraction).expect("matched above");
                 forms.push(format!(r"{whole}\s+and\s+{part}\b"));
             }
         }
