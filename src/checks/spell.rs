@@ -989,10 +989,17 @@ fn text_body_with(value: &str, spaces: Spaces) -> String {
             // A space may come on either side of a bracket or slash: `Fl (2)`.
             let _ = write!(out, r"\s*{}\s*", escape(&c.to_string()));
         } else if c == ',' && spaces == Spaces::OrHyphen {
-            // Parts of a text are set apart by a comma, a slash, a
-            // semicolon or nothing alike: `cabinet C, drawer 14`, `cabinet
-            // C / drawer 14`, `cabinet C drawer 14`.
-            out.push_str(r"(?:\s*[,/;]|(?=\s))");
+            // Parts of a text are set apart by a comma or any other mark
+            // but a colon (a label's), or by nothing: `cabinet C, drawer
+            // 14`, `cabinet C / drawer 14`, `cabinet C — drawer 14`,
+            // `cabinet C drawer 14`; between two numbers by a comma, slash
+            // or semicolon only (`12, 14` is no range `12–14`).
+            let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+            if prev.is_some_and(|p| p.is_ascii_digit()) && next.is_some_and(char::is_ascii_digit) {
+                out.push_str(r"(?:\s*[,/;]|(?=\s))");
+            } else {
+                out.push_str(r"(?:\s*[^\w\s:]|(?=\s))");
+            }
         } else if let Some(run) = standalone_number(&chars, i).filter(|_| spaces == Spaces::OrHyphen) {
             // A small number standing apart in a text may be a word:
             // `SALLOW-6` is also `Sallow Six`.
@@ -1188,8 +1195,19 @@ fn inflected(word: &str) -> String {
 /// otherwise (`fog` finds `foggy` and `fog-horn`; `accession register`
 /// finds `accessions register`).
 pub fn word(value: &str) -> String {
-    let body: Vec<String> = value.split_whitespace().map(inflected).collect();
-    format!(r"(?<![\w]){}(?![\w])", body.join(r"\s+"))
+    let words: Vec<&str> = value.split_whitespace().collect();
+    let mut body = String::new();
+    for (i, w) in words.iter().enumerate() {
+        if let Some(prev) = i.checked_sub(1).map(|p| words[p]) {
+            // Between a number and a word a space may be left out (`50ms`),
+            // as in a text.
+            let digit_and_letter =
+                prev.ends_with(|c: char| c.is_ascii_digit()) != w.starts_with(|c: char| c.is_ascii_digit());
+            body.push_str(if digit_and_letter { r"\s*" } else { r"\s+" });
+        }
+        body.push_str(&inflected(w));
+    }
+    format!(r"(?<![\w]){body}(?![\w])")
 }
 
 /// Any of several keywords.
@@ -1734,6 +1752,33 @@ mod tests {
         let p = word("accession register");
         assert!(finds(&p, "the accessions register") && finds(&p, "Accession Register") && !finds(&p, "accession's"));
         assert!(finds(&word("supply"), "supplies") && finds(&word("drill"), "drills"));
+        // Between a number and a word a space may be left out, as in a text.
+        let ms = word("50 ms");
+        for yes in ["50 ms", "every 50ms", "fifty ms"] {
+            assert!(finds(&ms, yes), "{yes}");
+        }
+        for no in ["150ms", "50 msg", "5 0ms"] {
+            assert!(!finds(&ms, no), "{no}");
+        }
+        assert!(!finds(&word("back off"), "backoff") && finds(&word("back off"), "backing off"));
+    }
+
+    #[test]
+    fn parts_of_a_text_may_be_set_apart_by_a_dash() {
+        let drawer = text("cabinet C, drawer 14");
+        for yes in [
+            "Cabinet C — drawer 14",
+            "cabinet C – drawer 14",
+            "cabinet C, drawer 14",
+            "cabinet C drawer 14",
+            "cabinet C; drawer 14",
+        ] {
+            assert!(finds(&drawer, yes), "{yes}");
+        }
+        assert!(!finds(&drawer, "cabinet C drawer 41"));
+        // Not between two numbers: `12, 14` is no range.
+        let pair = text("12, 14");
+        assert!(finds(&pair, "12, 14") && !finds(&pair, "12–14") && !finds(&pair, "12-14"));
     }
 
     #[test]
