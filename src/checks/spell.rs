@@ -968,7 +968,7 @@ fn text_body_with(value: &str, spaces: Spaces) -> String {
             // Around punctuation or between a letter and a digit a space is optional.
             let optional = prev.is_some_and(|p| !p.is_alphanumeric())
                 || after.is_some_and(|a| !a.is_alphanumeric())
-                || prev.zip(after).is_some_and(|(p, a)| p.is_alphabetic() != a.is_alphabetic());
+                || prev.zip(after).is_some_and(|(p, a)| letter_meets_digit(p, a));
             // A space may also be written as a hyphen (`Class-14`): the
             // hyphen only, for the patterns' length.
             out.push_str(match (spaces, optional) {
@@ -1010,11 +1010,7 @@ fn text_body_with(value: &str, spaces: Spaces) -> String {
             continue;
         } else {
             // Between a letter and a digit (FV1, 15s) a space may come.
-            if let Some(p) = prev
-                && p.is_alphanumeric()
-                && c.is_alphanumeric()
-                && p.is_alphabetic() != c.is_alphabetic()
-            {
+            if prev.is_some_and(|p| letter_meets_digit(p, c)) {
                 out.push_str(" ?");
             }
             match unaccented(c) {
@@ -1031,6 +1027,12 @@ fn text_body_with(value: &str, spaces: Spaces) -> String {
         i += 1;
     }
     out
+}
+
+/// A letter beside a digit (`FV1`, `15s`, `50 ms`): the space between them
+/// may be left out, or put in.
+fn letter_meets_digit(a: char, b: char) -> bool {
+    a.is_alphanumeric() && b.is_alphanumeric() && a.is_alphabetic() != b.is_alphabetic()
 }
 
 /// The length of a run of one or two digits starting at `i` that stands
@@ -1201,9 +1203,8 @@ pub fn word(value: &str) -> String {
         if let Some(prev) = i.checked_sub(1).map(|p| words[p]) {
             // Between a number and a word a space may be left out (`50ms`),
             // as in a text.
-            let digit_and_letter =
-                prev.ends_with(|c: char| c.is_ascii_digit()) != w.starts_with(|c: char| c.is_ascii_digit());
-            body.push_str(if digit_and_letter { r"\s*" } else { r"\s+" });
+            let joined = prev.chars().last().zip(w.chars().next()).is_some_and(|(p, c)| letter_meets_digit(p, c));
+            body.push_str(if joined { r"\s*" } else { r"\s+" });
         }
         body.push_str(&inflected(w));
     }
